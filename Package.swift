@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, bottom to top (arrows point one way):
+//   CJPEG/CPNG/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
+//   ThumbImaging (bitmaps, geometry, resampling; no I/O)
+//   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
+//   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys
+//   thumbd (CLI, signals, systemd) → everything above
+let package = Package(
+    name: "thumbd",
+    products: [
+        .executable(name: "thumbd", targets: ["thumbd"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg",
+                       providers: [.apt(["libjpeg-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng",
+                       providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG"],
+                cSettings: [.unsafeFlags(["-O2"])]),
+        .target(name: "CThumbSys"),
+
+        .target(name: "ThumbImaging",
+                swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))],
+                linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
+        .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
+
+        .executableTarget(name: "thumbd", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
+
+        .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
+        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging"],
+                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
+    ]
+)

@@ -1,0 +1,6 @@
+#define _GNU_SOURCE
+#include "thumbd_sys.h"
+
+int thumbd_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
+    return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}

@@ -1,0 +1,6 @@
+import Testing
+import ThumbHTTP
+
+@Test func serverNameIsThumbd() {
+    #expect(httpServerName == "thumbd")
+}
