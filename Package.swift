@@ -6,7 +6,8 @@ import PackageDescription
 //   ThumbImaging (bitmaps, geometry, resampling; no I/O)
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys
-//   thumbd (CLI, signals, systemd) → everything above
+//   ThumbService (pipeline, fetcher, caches, handler) → all of the above
+//   thumbd (CLI, signals, systemd) → ThumbService
 let package = Package(
     name: "thumbd",
     products: [
@@ -29,11 +30,15 @@ let package = Package(
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
 
-        .executableTarget(name: "thumbd", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
+        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
+
+        .executableTarget(name: "thumbd",
+                          dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
+        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService"]),
     ]
 )

@@ -1,0 +1,98 @@
+import ThumbImaging
+
+/// thumbd's configuration (SPEC §8). Every field has the documented default,
+/// so `ServiceConfiguration()` is the built-in configuration.
+public struct ServiceConfiguration: Equatable, Sendable {
+    /// `HOST:PORT`, `[IPv6]:PORT` or `unix:/path`.
+    public var listen = "127.0.0.1:8080"
+    /// Render threads; 0 = one per CPU.
+    public var workers = 0
+    /// Renders allowed to wait; past that, `503 overloaded`.
+    public var maxQueue = 256
+    /// Bytes. 0 turns the memory cache off.
+    public var memoryCacheBytes = 268_435_456
+    public var diskStore = DiskStore()
+    public var limits = Limits()
+    public var origin = Origin()
+    public var http = HTTP()
+    public var output = Output()
+    public var security = Security()
+    public var log = Log()
+
+    public init() {}
+
+    public struct DiskStore: Equatable, Sendable {
+        /// nil: `$CACHE_DIRECTORY/originals`, else `~/.cache/thumbd/originals`.
+        public var path: String?
+        /// Bytes, data and metadata together.
+        public var maxBytes = 4_294_967_296
+        /// Seconds before an original is revalidated with its origin.
+        public var ttlSeconds = 86_400
+    }
+
+    public struct Limits: Equatable, Sendable {
+        public var maxSourceBytes = 52_428_800
+        public var maxSourcePixels = 50_000_000
+        public var maxOutputDimension = 4096
+        public var maxDecodeMemoryBytes = 536_870_912
+    }
+
+    public struct Origin: Equatable, Sendable {
+        public var timeoutSeconds: Double = 10
+        public var connectTimeoutSeconds: Double = 3
+        public var maxRedirects = 3
+        /// Exact host names or `*.example.com` (subdomains of any depth).
+        public var allowedHosts: [String] = []
+        public var allowPrivateNetworks = false
+        public var negativeCacheSeconds: Double = 30
+    }
+
+    public struct HTTP: Equatable, Sendable {
+        public var maxConnections = 4096
+        public var maxHeaderBytes = 16_384
+        public var requestTimeoutSeconds: Double = 10
+        public var idleTimeoutSeconds: Double = 60
+    }
+
+    public struct Output: Equatable, Sendable {
+        public var defaultQuality = 82
+        public var cacheMaxAgeSeconds = 86_400
+        /// `WxH` boxes; empty means any box.
+        public var allowedSizes: [Size] = []
+        public var presets: [String: Preset] = [:]
+    }
+
+    public struct Security: Equatable, Sendable {
+        public var signingKey: String?
+        public var adminToken: String?
+    }
+
+    public struct Log: Equatable, Sendable {
+        public var level: LogLevel = .info
+        public var accessLog = true
+    }
+
+    /// A `WxH` box from `output.allowedSizes`.
+    public struct Size: Hashable, Sendable, CustomStringConvertible {
+        public var width: Int
+        public var height: Int
+        public var description: String { "\(width)x\(height)" }
+    }
+
+    /// A named set of defaults for `/thumbnail` (SPEC §8).
+    public struct Preset: Equatable, Sendable {
+        public var width: Int?
+        public var height: Int?
+        public var fit: Fit?
+        public var format: OutputFormat?
+        public var quality: Int?
+    }
+}
+
+/// `log.level`.
+public enum LogLevel: String, Sendable, Comparable, CaseIterable {
+    case debug, info, warning, error
+
+    private var rank: Int { LogLevel.allCases.firstIndex(of: self)! }
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rank < b.rank }
+}
