@@ -1,0 +1,156 @@
+/// A least-recently-used map whose limit is a total cost, kept exactly: every
+/// insert trims until the total fits, and an entry costing more than a tenth
+/// of the limit is refused (it would flush most of the cache for one item).
+///
+/// Not thread-safe; `MemoryCache` wraps it in a lock. O(1) get/insert/evict via
+/// an intrusive doubly linked list over slot indices.
+struct CostLRU<Key: Hashable, Value> {
+    private struct Slot {
+        var key: Key
+        /// nil once the slot is freed, so an evicted bitmap's memory goes at once.
+        var value: Value?
+        var cost: Int
+        var prev: Int
+        var next: Int
+    }
+
+    private var slots: [Slot] = []
+    private var free: [Int] = []
+    private var index: [Key: Int] = [:]
+    private var head = -1   // most recently used
+    private var tail = -1   // least recently used
+
+    private(set) var limit: Int
+    private(set) var totalCost = 0
+    var count: Int { index.count }
+
+    init(limit: Int) {
+        precondition(limit >= 0)
+        self.limit = limit
+    }
+
+    /// The largest cost a single entry may have.
+    var maxEntryCost: Int { limit / 10 }
+
+    /// Looks up and marks as most recently used.
+    mutating func get(_ key: Key) -> Value? {
+        guard let i = index[key] else { return nil }
+        moveToFront(i)
+        return slots[i].value
+    }
+
+    func contains(_ key: Key) -> Bool { index[key] != nil }
+
+    /// Inserts or replaces; returns the evicted entries (for statistics), or nil
+    /// when the entry was refused for its size.
+    @discardableResult
+    mutating func insert(_ value: Value, for key: Key, cost: Int) -> [(Key, Value)]? {
+        precondition(cost >= 0)
+        guard cost <= maxEntryCost, limit > 0 else {
+            if let i = index[key] { unlink(i) }
+            return nil
+        }
+        if let i = index[key] {
+            totalCost += cost - slots[i].cost
+            slots[i].value = value
+            slots[i].cost = cost
+            moveToFront(i)
+        } else {
+            let slot = Slot(key: key, value: value, cost: cost, prev: -1, next: -1)
+            let i: Int
+            if let reused = free.popLast() {
+                slots[reused] = slot
+                i = reused
+            } else {
+                slots.append(slot)
+                i = slots.count - 1
+            }
+            index[key] = i
+            totalCost += cost
+            linkFront(i)
+        }
+        return trim()
+    }
+
+    /// Removes one key; returns its value.
+    @discardableResult
+    mutating func remove(_ key: Key) -> Value? {
+        guard let i = index[key] else { return nil }
+        let value = slots[i].value
+        unlink(i)
+        return value
+    }
+
+    /// Removes every entry whose key matches; returns how many.
+    mutating func removeAll(where matches: (Key) -> Bool) -> Int {
+        let doomed = index.keys.filter(matches)
+        for key in doomed { remove(key) }
+        return doomed.count
+    }
+
+    /// Changes the limit; shrinking evicts at once. Returns what was evicted.
+    mutating func setLimit(_ newLimit: Int) -> [(Key, Value)] {
+        precondition(newLimit >= 0)
+        limit = newLimit
+        var evicted = trim()
+        // Entries that were fine under the old limit may now be over a tenth of it.
+        var i = head
+        while i >= 0 {
+            let next = slots[i].next
+            if slots[i].cost > maxEntryCost {
+                    evicted.append((slots[i].key, slots[i].value!))
+                unlink(i)
+            }
+            i = next
+        }
+        return evicted
+    }
+
+    /// Keys from most to least recently used (for tests and diagnostics).
+    var keysByRecency: [Key] {
+        var keys: [Key] = []
+        var i = head
+        while i >= 0 {
+            keys.append(slots[i].key)
+            i = slots[i].next
+        }
+        return keys
+    }
+
+    private mutating func trim() -> [(Key, Value)] {
+        var evicted: [(Key, Value)] = []
+        while totalCost > limit, tail >= 0 {
+            evicted.append((slots[tail].key, slots[tail].value!))
+            unlink(tail)
+        }
+        return evicted
+    }
+
+    private mutating func linkFront(_ i: Int) {
+        slots[i].prev = -1
+        slots[i].next = head
+        if head >= 0 { slots[head].prev = i }
+        head = i
+        if tail < 0 { tail = i }
+    }
+
+    private mutating func detach(_ i: Int) {
+        let (p, n) = (slots[i].prev, slots[i].next)
+        if p >= 0 { slots[p].next = n } else { head = n }
+        if n >= 0 { slots[n].prev = p } else { tail = p }
+    }
+
+    private mutating func moveToFront(_ i: Int) {
+        guard head != i else { return }
+        detach(i)
+        linkFront(i)
+    }
+
+    private mutating func unlink(_ i: Int) {
+        detach(i)
+        totalCost -= slots[i].cost
+        slots[i].value = nil
+        index[slots[i].key] = nil
+        free.append(i)
+    }
+}
