@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
 
-        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
+        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP", "CCrypto"]),
 
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP"]),

@@ -1,6 +1,7 @@
 /// A least-recently-used map whose limit is a total cost, kept exactly: every
-/// insert trims until the total fits, and an entry costing more than a tenth
-/// of the limit is refused (it would flush most of the cache for one item).
+/// insert trims until the total fits, and an entry costing more than
+/// `limit / entryDivisor` is refused (by default a tenth: one item must not
+/// flush most of the cache).
 ///
 /// Not thread-safe; `MemoryCache` wraps it in a lock. O(1) get/insert/evict via
 /// an intrusive doubly linked list over slot indices.
@@ -22,15 +23,17 @@ struct CostLRU<Key: Hashable, Value> {
 
     private(set) var limit: Int
     private(set) var totalCost = 0
+    private let entryDivisor: Int
     var count: Int { index.count }
 
-    init(limit: Int) {
-        precondition(limit >= 0)
+    init(limit: Int, entryDivisor: Int = 10) {
+        precondition(limit >= 0 && entryDivisor >= 1)
         self.limit = limit
+        self.entryDivisor = entryDivisor
     }
 
     /// The largest cost a single entry may have.
-    var maxEntryCost: Int { limit / 10 }
+    var maxEntryCost: Int { limit / entryDivisor }
 
     /// Looks up and marks as most recently used.
     mutating func get(_ key: Key) -> Value? {

@@ -1,0 +1,156 @@
+import Foundation
+import Synchronization
+
+/// The disk store of originals (SPEC §8 `diskStore`): one file per source URL,
+/// named by the URL's SHA-256 in two levels of shard directories, bounded by an
+/// exact byte limit with least-recently-used eviction.
+///
+/// The LRU order lives in memory. At start it is rebuilt from a directory scan
+/// ordered by modification time, which the store itself bumps on every hit, so
+/// the order survives restarts without trusting atime (relatime/noatime).
+public final class DiskStore: Sendable {
+    /// Figures for `/stats`.
+    public struct Statistics: Equatable, Sendable {
+        public var entries = 0
+        public var bytes = 0
+        public var limitBytes = 0
+        public var hits = 0
+        public var misses = 0
+        public var evictions = 0
+        public var revalidations = 0
+    }
+
+    private struct State {
+        var lru: CostLRU<String, Int>
+        var hits = 0
+        var misses = 0
+        var evictions = 0
+        var revalidations = 0
+    }
+
+    public let directory: String
+    private let state: Mutex<State>
+
+    /// Opens (creating) the store, removes leftovers of interrupted writes, and
+    /// rebuilds the LRU order from the files present.
+    public init(directory: String, maxBytes: Int) throws(ServiceError) {
+        self.directory = directory
+        let fm = FileManager.default
+        let tmp = directory + "/tmp"
+        do {
+            try fm.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        } catch {
+            throw .internalError("cannot create disk store at \(directory): \(error)")
+        }
+        for leftover in (try? fm.contentsOfDirectory(atPath: tmp)) ?? [] {
+            unlink(tmp + "/" + leftover)
+        }
+        var found: [(name: String, size: Int, mtime: Double)] = []
+        for shard1 in (try? fm.contentsOfDirectory(atPath: directory)) ?? [] where Self.isShard(shard1) {
+            for shard2 in (try? fm.contentsOfDirectory(atPath: "\(directory)/\(shard1)")) ?? [] where Self.isShard(shard2) {
+                let dir = "\(directory)/\(shard1)/\(shard2)"
+                for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where Self.isHash(name) {
+                    var st = stat()
+                    guard stat("\(dir)/\(name)", &st) == 0 else { continue }
+                    let mtime = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+                    found.append((name, Int(st.st_size), mtime))
+                }
+            }
+        }
+        var lru = CostLRU<String, Int>(limit: maxBytes, entryDivisor: 1)
+        for file in found.sorted(by: { $0.mtime < $1.mtime }) {
+            lru.insert(file.size, for: file.name, cost: file.size)
+        }
+        // With a smaller limit than last run the scan's trims chose victims; so far only the index forgot them.
+        let kept = Set(lru.keysByRecency)
+        for file in found where !kept.contains(file.name) { unlink(Self.path(directory, file.name)) }
+        state = Mutex(State(lru: lru))
+    }
+
+    /// The stored original for `url`, checked whole; nil (a miss) otherwise.
+    public func load(url: String) -> (metadata: OriginalMetadata, data: [UInt8])? {
+        let name = Self.name(for: url)
+        let path = Self.path(directory, name)
+        let known = state.withLock { $0.lru.contains(name) }
+        guard known, let stored = StoredFile.read(path, expectedURL: url) else {
+            state.withLock { s in
+                s.misses += 1
+                if known, s.lru.remove(name) != nil { unlink(path) }
+            }
+            return nil
+        }
+        state.withLock { s in
+            s.hits += 1
+            _ = s.lru.get(name)
+        }
+        utimensat(AT_FDCWD, path, nil, 0)   // the recency that a restart's scan will read
+        return stored
+    }
+
+    /// Stores an original; false when it is larger than the whole store (it is
+    /// then served but not kept, SPEC §8) or the write failed.
+    @discardableResult
+    public func store(url: String, data: [UInt8], metadata: OriginalMetadata) -> Bool {
+        let name = Self.name(for: url)
+        let size = StoredFile.encode(metadata).count + data.count
+        guard size <= state.withLock({ $0.lru.limit }) else { return false }
+        let shardDir = "\(directory)/\(name.prefix(2))/\(name.dropFirst(2).prefix(2))"
+        try? FileManager.default.createDirectory(atPath: shardDir, withIntermediateDirectories: true)
+        let temp = "\(directory)/tmp/\(name).\(UInt64.random(in: 0...UInt64.max))"
+        let final = Self.path(directory, name)
+        guard let written = StoredFile.write(data: data, metadata: metadata, temp: temp, final: final) else {
+            return false
+        }
+        state.withLock { s in
+            let evicted = s.lru.insert(written, for: name, cost: written) ?? []
+            s.evictions += evicted.count
+            // Deleting under the lock keeps a concurrent store of a victim from being unlinked after its rename.
+            for (victim, _) in evicted { unlink(Self.path(directory, victim)) }
+        }
+        return true
+    }
+
+    /// Forgets `url`'s original; true when one was stored.
+    @discardableResult
+    public func remove(url: String) -> Bool {
+        let name = Self.name(for: url)
+        return state.withLock { s in
+            guard s.lru.remove(name) != nil else { return false }
+            unlink(Self.path(directory, name))
+            return true
+        }
+    }
+
+    /// Counts a revalidation with the origin (SPEC §5 `diskStore.revalidations`).
+    public func noteRevalidation() {
+        state.withLock { $0.revalidations += 1 }
+    }
+
+    /// A new byte limit (config reload); shrinking evicts at once.
+    public func setLimit(_ bytes: Int) {
+        state.withLock { s in
+            let evicted = s.lru.setLimit(bytes)
+            s.evictions += evicted.count
+            for (victim, _) in evicted { unlink(Self.path(directory, victim)) }
+        }
+    }
+
+    public var statistics: Statistics {
+        state.withLock { s in
+            Statistics(entries: s.lru.count, bytes: s.lru.totalCost, limitBytes: s.lru.limit, hits: s.hits,
+                       misses: s.misses, evictions: s.evictions, revalidations: s.revalidations)
+        }
+    }
+
+    static func name(for url: String) -> String { Digest.hex(Digest.sha256(Array(url.utf8))) }
+
+    static func path(_ directory: String, _ name: String) -> String {
+        "\(directory)/\(name.prefix(2))/\(name.dropFirst(2).prefix(2))/\(name)"
+    }
+
+    private static func isShard(_ s: String) -> Bool { s.utf8.count == 2 && isHex(s) }
+    private static func isHash(_ s: String) -> Bool { s.utf8.count == 64 && isHex(s) }
+    private static func isHex(_ s: String) -> Bool {
+        s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import ThumbService
+
+@Suite struct DiskStoreTests {
+    private let root: String
+
+    init() throws {
+        root = NSTemporaryDirectory() + "thumbd-store-\(UUID().uuidString)"
+    }
+
+    private func metadata(_ url: String, _ data: [UInt8]) -> OriginalMetadata {
+        OriginalMetadata(url: url, etag: "\"e1\"", lastModified: nil, fetchedAt: 1000, length: data.count,
+                         sha256: Digest.hex(Digest.sha256(data)))
+    }
+
+    private func fileSize(_ store: DiskStore, _ url: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: DiskStore.path(store.directory, DiskStore.name(for: url)))[.size] as? Int) ?? -1
+    }
+
+    @Test func storesAndLoadsWholeOriginals() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try DiskStore(directory: root, maxBytes: 1_000_000)
+        let data = (0..<5000).map { UInt8($0 & 255) }
+        #expect(store.load(url: "http://a/x.jpg") == nil)
+        #expect(store.store(url: "http://a/x.jpg", data: data, metadata: metadata("http://a/x.jpg", data)))
+        let loaded = try #require(store.load(url: "http://a/x.jpg"))
+        #expect(loaded.data == data && loaded.metadata == metadata("http://a/x.jpg", data))
+        let s = store.statistics
+        #expect(s.entries == 1 && s.hits == 1 && s.misses == 1 && s.bytes == fileSize(store, "http://a/x.jpg"))
+        // Sharded by the hash of the URL.
+        let name = DiskStore.name(for: "http://a/x.jpg")
+        #expect(FileManager.default.fileExists(atPath: "\(root)/\(name.prefix(2))/\(name.dropFirst(2).prefix(2))/\(name)"))
+    }
+
+    @Test func aFileWhoseLengthDoesNotMatchIsNeverServed() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try DiskStore(directory: root, maxBytes: 1_000_000)
+        let data = [UInt8](repeating: 7, count: 4000)
+        store.store(url: "http://a/t.png", data: data, metadata: metadata("http://a/t.png", data))
+        let path = DiskStore.path(root, DiskStore.name(for: "http://a/t.png"))
+        #expect(truncate(path, off_t(fileSize(store, "http://a/t.png") - 1)) == 0)
+        #expect(store.load(url: "http://a/t.png") == nil)
+        #expect(!FileManager.default.fileExists(atPath: path), "a damaged file is removed")
+        #expect(store.statistics.entries == 0 && store.statistics.bytes == 0)
+    }
+
+    @Test func theByteLimitIsExactAndEvictsLeastRecentlyUsed() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let data = [UInt8](repeating: 1, count: 1000)
+        let probe = StoredFile.encode(metadata("http://h/0", data)).count + data.count
+        let store = try DiskStore(directory: root, maxBytes: probe * 3)
+        for i in 0..<3 { store.store(url: "http://h/\(i)", data: data, metadata: metadata("http://h/\(i)", data)) }
+        _ = store.load(url: "http://h/0")                   // 1 is now least recently used
+        store.store(url: "http://h/3", data: data, metadata: metadata("http://h/3", data))
+        #expect(store.load(url: "http://h/1") == nil)
+        #expect(store.load(url: "http://h/0") != nil && store.load(url: "http://h/3") != nil)
+        let s = store.statistics
+        #expect(s.entries == 3 && s.bytes == probe * 3 && s.evictions == 1 && s.bytes <= s.limitBytes)
+    }
+
+    @Test func anOriginalLargerThanTheStoreIsNotKept() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try DiskStore(directory: root, maxBytes: 500)
+        let data = [UInt8](repeating: 1, count: 600)
+        #expect(!store.store(url: "http://h/big", data: data, metadata: metadata("http://h/big", data)))
+        #expect(store.statistics.entries == 0)
+    }
+
+    @Test func restartRebuildsTheOrderAndCleansLeftovers() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let data = [UInt8](repeating: 2, count: 1000)
+        let probe = StoredFile.encode(metadata("http://h/0", data)).count + data.count
+        do {
+            let store = try DiskStore(directory: root, maxBytes: probe * 10)
+            for i in 0..<3 {
+                store.store(url: "http://h/\(i)", data: data, metadata: metadata("http://h/\(i)", data))
+                usleep(20_000)
+            }
+            usleep(20_000)
+            _ = store.load(url: "http://h/0")
+        }
+        // An interrupted write leaves a temp file behind.
+        FileManager.default.createFile(atPath: root + "/tmp/partial.123", contents: Data([1, 2, 3]))
+        let reopened = try DiskStore(directory: root, maxBytes: probe * 2)
+        #expect(!FileManager.default.fileExists(atPath: root + "/tmp/partial.123"))
+        #expect(reopened.statistics.entries == 2 && reopened.statistics.bytes == probe * 2)
+        #expect(reopened.load(url: "http://h/1") == nil, "the least recently used original went first")
+        #expect(reopened.load(url: "http://h/0")?.data == data)
+        #expect(reopened.load(url: "http://h/2")?.data == data)
+    }
+
+    @Test func removeAndShrink() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try DiskStore(directory: root, maxBytes: 100_000)
+        let data = [UInt8](repeating: 3, count: 1000)
+        for i in 0..<5 { store.store(url: "http://h/\(i)", data: data, metadata: metadata("http://h/\(i)", data)) }
+        #expect(store.remove(url: "http://h/4") && !store.remove(url: "http://h/4"))
+        store.setLimit(2500)
+        #expect(store.statistics.entries == 2 && store.statistics.bytes <= 2500)
+        #expect(store.load(url: "http://h/0") == nil && store.load(url: "http://h/3") != nil)
+    }
+}
