@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+
+/// The bounded pool of render workers (SPEC §8 `workers`, `maxQueue`,
+/// `limits.maxDecodeMemoryBytes`). Decoding never runs on the socket threads:
+/// every render is a job here.
+///
+/// Admission is by count and by memory: a job waits while the estimated memory
+/// of the renders running plus its own would exceed the budget, so a storm of
+/// huge PNGs queues instead of exhausting memory. Jobs start in order (the head
+/// waits for memory rather than being overtaken, so big images never starve).
+/// Prefetch jobs run only when no live job waits, and have their own queue, so
+/// they can never make a live request get a 503.
+public final class RenderQueue: Sendable {
+    public enum Priority: Sendable { case live, prefetch }
+
+    /// Figures for `/stats` (`render.active`, `render.queued`, `render.rejected`).
+    public struct Statistics: Equatable, Sendable {
+        public var active = 0
+        public var queued = 0
+        public var rejected = 0
+        public var memoryInUse = 0
+    }
+
+    private struct Job {
+        let cost: Int
+        let work: @Sendable () -> Void
+    }
+
+    private struct State {
+        var live: [Job] = []
+        var liveHead = 0
+        var prefetch: [Job] = []
+        var prefetchHead = 0
+        var active = 0
+        var memoryInUse = 0
+        var rejected = 0
+        var maxQueue: Int
+        var maxPrefetch: Int
+        var memoryBudget: Int
+        var stopping = false
+
+        var liveWaiting: Int { live.count - liveHead }
+        var prefetchWaiting: Int { prefetch.count - prefetchHead }
+    }
+
+    private let state: Mutex<State>
+    private let wake = NSCondition()
+    public let workerCount: Int
+
+    /// `workers` 0 means one per CPU.
+    public init(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000) {
+        workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget))
+        for n in 0..<workerCount {
+            let thread = Thread { [self] in self.runWorker() }
+            thread.name = "thumbd-render-\(n)"
+            thread.start()
+        }
+    }
+
+    /// Queues `work`, which will run on a worker once its estimated `cost` in
+    /// bytes fits the memory budget. Throws `.overloaded` when the queue is
+    /// full and `.imageTooLarge` when `cost` alone exceeds the whole budget.
+    public func submit(cost: Int, priority: Priority = .live,
+                       _ work: @escaping @Sendable () -> Void) throws(ServiceError) {
+        let result: ServiceError? = state.withLock { s in
+            if cost > s.memoryBudget {
+                return .imageTooLarge("decoding needs about \(cost) bytes, over maxDecodeMemoryBytes \(s.memoryBudget)")
+            }
+            switch priority {
+            case .live:
+                guard s.liveWaiting < s.maxQueue else {
+                    s.rejected += 1
+                    return .overloaded
+                }
+                s.live.append(Job(cost: cost, work: work))
+            case .prefetch:
+                guard s.prefetchWaiting < s.maxPrefetch else { return .overloaded }
+                s.prefetch.append(Job(cost: cost, work: work))
+            }
+            return nil
+        }
+        if let result { throw result }
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+    }
+
+    /// New limits on reload; jobs already queued stay queued.
+    public func update(maxQueue: Int, memoryBudget: Int) {
+        state.withLock { s in
+            s.maxQueue = maxQueue
+            s.memoryBudget = memoryBudget
+        }
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+    }
+
+    /// Lets the workers exit once the queues are empty (tests; the daemon's
+    /// workers live as long as the process).
+    public func shutdown() {
+        state.withLock { $0.stopping = true }
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+    }
+
+    public var statistics: Statistics {
+        state.withLock { s in
+            Statistics(active: s.active, queued: s.liveWaiting + s.prefetchWaiting,
+                       rejected: s.rejected, memoryInUse: s.memoryInUse)
+        }
+    }
+
+    /// The next job that may start now, marked running; nil if none may.
+    private func takeJob() -> Job? {
+        state.withLock { s in
+            func fits(_ job: Job) -> Bool { s.active == 0 || s.memoryInUse + job.cost <= s.memoryBudget }
+            var job: Job?
+            if s.liveHead < s.live.count {
+                if fits(s.live[s.liveHead]) {
+                    job = s.live[s.liveHead]
+                    s.liveHead += 1
+                }
+            } else if s.prefetchHead < s.prefetch.count, fits(s.prefetch[s.prefetchHead]) {
+                job = s.prefetch[s.prefetchHead]
+                s.prefetchHead += 1
+            }
+            // Compact the consumed prefix now and then instead of shifting on every pop.
+            if s.liveHead > 64 && s.liveHead * 2 > s.live.count {
+                s.live.removeFirst(s.liveHead)
+                s.liveHead = 0
+            }
+            if s.prefetchHead > 64 && s.prefetchHead * 2 > s.prefetch.count {
+                s.prefetch.removeFirst(s.prefetchHead)
+                s.prefetchHead = 0
+            }
+            if let job {
+                s.active += 1
+                s.memoryInUse += job.cost
+            }
+            return job
+        }
+    }
+
+    private func runWorker() {
+        while true {
+            wake.lock()
+            var job = takeJob()
+            while job == nil {
+                if state.withLock({ $0.stopping }) {
+                    wake.unlock()
+                    return
+                }
+                wake.wait()
+                job = takeJob()
+            }
+            wake.unlock()
+            guard let job else { continue }
+            job.work()
+            state.withLock { s in
+                s.active -= 1
+                s.memoryInUse -= job.cost
+            }
+            // Freed memory may let a waiting job start on another worker.
+            wake.lock()
+            wake.broadcast()
+            wake.unlock()
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ThumbService
+
+/// A gate jobs block on until the test opens it.
+private final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func wait() { semaphore.wait() }
+    func open(_ n: Int = 1) { for _ in 0..<n { semaphore.signal() } }
+}
+
+private final class Recorder: Sendable {
+    private let state = Mutex<(order: [String], running: Int, maxRunning: Int, threads: Set<String>)>(([], 0, 0, []))
+    func start(_ name: String) {
+        state.withLock {
+            $0.order.append(name)
+            $0.running += 1
+            $0.maxRunning = max($0.maxRunning, $0.running)
+            $0.threads.insert(currentThreadName())
+        }
+    }
+    func end() { state.withLock { $0.running -= 1 } }
+    var order: [String] { state.withLock { $0.order } }
+    var maxRunning: Int { state.withLock { $0.maxRunning } }
+    var threads: Set<String> { state.withLock { $0.threads } }
+}
+
+private func currentThreadName() -> String { "\(pthread_self())" }
+
+private func waitUntil(_ condition: () -> Bool) {
+    let deadline = Date().addingTimeInterval(5)
+    while !condition() && Date() < deadline { usleep(2000) }
+}
+
+@Suite struct RenderQueueTests {
+    @Test func jobsRunOnWorkerThreadsUpToTheWorkerCount() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let recorder = Recorder()
+        let done = DispatchSemaphore(value: 0)
+        for i in 0..<6 {
+            try queue.submit(cost: 1) {
+                recorder.start("\(i)")
+                usleep(20_000)
+                recorder.end()
+                done.signal()
+            }
+        }
+        for _ in 0..<6 { done.wait() }
+        #expect(recorder.maxRunning == 2)
+        #expect(!recorder.threads.contains(currentThreadName()), "never on the submitting thread")
+        #expect(recorder.threads.count <= 2)
+    }
+
+    @Test func aFullQueueRejectsWithOverloaded() throws {
+        let queue = RenderQueue(workers: 1, maxQueue: 2, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        try queue.submit(cost: 1) { gate.wait() }
+        waitUntil { queue.statistics.active == 1 }
+        try queue.submit(cost: 1) { gate.wait() }
+        try queue.submit(cost: 1) { gate.wait() }
+        #expect(throws: ServiceError.overloaded) { try queue.submit(cost: 1) {} }
+        #expect(queue.statistics == .init(active: 1, queued: 2, rejected: 1, memoryInUse: 1))
+        gate.open(3)
+        waitUntil { queue.statistics.active == 0 && queue.statistics.queued == 0 }
+        #expect(queue.statistics.memoryInUse == 0)
+    }
+
+    @Test func memoryAdmissionQueuesInsteadOfOvercommitting() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 100)
+        defer { queue.shutdown() }
+        let recorder = Recorder()
+        let done = DispatchSemaphore(value: 0)
+        for i in 0..<4 {
+            try queue.submit(cost: 60) {
+                recorder.start("\(i)")
+                usleep(10_000)
+                recorder.end()
+                done.signal()
+            }
+        }
+        for _ in 0..<4 { done.wait() }
+        #expect(recorder.maxRunning == 1, "two 60-byte decodes never run together under a 100-byte budget")
+        #expect(throws: ServiceError.self) { try queue.submit(cost: 101) {} }
+    }
+
+    @Test func liveJobsOvertakePrefetchAndPrefetchNeverCausesLive503s() throws {
+        let queue = RenderQueue(workers: 1, maxQueue: 1, memoryBudget: 1000, maxPrefetch: 2)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        let recorder = Recorder()
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1) { gate.wait() }
+        waitUntil { queue.statistics.active == 1 }
+        try queue.submit(cost: 1, priority: .prefetch) { recorder.start("p1"); recorder.end(); done.signal() }
+        try queue.submit(cost: 1, priority: .prefetch) { recorder.start("p2"); recorder.end(); done.signal() }
+        #expect(throws: ServiceError.overloaded) { try queue.submit(cost: 1, priority: .prefetch) {} }
+        try queue.submit(cost: 1) { recorder.start("live"); recorder.end(); done.signal() }
+        gate.open()
+        for _ in 0..<3 { done.wait() }
+        #expect(recorder.order == ["live", "p1", "p2"])
+        #expect(queue.statistics.rejected == 0, "prefetch refusals are not live rejections")
+    }
+}
