@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ThumbService
 
@@ -83,5 +84,14 @@ import Testing
         #expect(!HostPattern.allows("evilcdn.example", patterns: patterns))
         #expect(!HostPattern.allows("img.example.com.evil", patterns: patterns))
         #expect(HostPattern.allows("anything", patterns: []))
+    }
+}
+
+@Suite struct ShippedConfigurationTests {
+    /// Config/thumbd.json documents the defaults; it must say exactly what the code does.
+    @Test func theShippedFileIsTheBuiltInDefaults() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Config/thumbd.json").standardized.path
+        #expect(try ServiceConfiguration.load(path: path) == ServiceConfiguration())
     }
 }
