@@ -33,12 +33,15 @@ let package = Package(
         .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP", "CCrypto"]),
 
         .executableTarget(name: "thumbd",
-                          dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
+                          dependencies: ["ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
+
+        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
         .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService"]),
+        .testTarget(name: "ThumbdTests", dependencies: ["thumbd"]),
     ]
 )

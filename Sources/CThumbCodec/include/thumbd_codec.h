@@ -1,11 +1,88 @@
 #ifndef THUMBD_CODEC_H
 #define THUMBD_CODEC_H
 // Every call into libjpeg and libpng that can fail goes through this shim:
-// the libraries report fatal errors with longjmp, which must never cross a
-// Swift frame. Each function owns its setjmp and returns an error code.
+// both libraries report fatal errors with longjmp, which must never cross a
+// Swift frame. Each function below owns its setjmp and returns a status code
+// with a message instead. Types are plain C so Swift needs no library headers.
 #include <stddef.h>
+#include <stdint.h>
 
-/// libjpeg-turbo's version as compiled against (JPEG_LIB_VERSION * 1000 + PNG 1.6 minor…): for --version.
+/// Status codes of every shim call.
+enum {
+    THUMBD_OK = 0,
+    THUMBD_CORRUPT = 1,       // truncated or undecodable data (422 corrupt_image)
+    THUMBD_UNSUPPORTED = 2,   // a variant we do not decode: 12-bit, lossless (415)
+    THUMBD_NO_MEMORY = 3,
+    THUMBD_FAILED = 4,        // anything else, e.g. an encoder error
+};
+
+/// Colour models a header can declare.
+enum { THUMBD_GRAY = 1, THUMBD_RGB = 2, THUMBD_YCC = 3, THUMBD_CMYK = 4, THUMBD_YCCK = 5, THUMBD_OTHER = 6 };
+
+/// What a header probe reads without decoding pixels.
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    int32_t components;     // JPEG components; PNG channels after expansion
+    int32_t color_model;    // THUMBD_GRAY…
+    int32_t orientation;    // EXIF 1…8, 1 when absent
+    int32_t has_alpha;      // PNG with an alpha channel or tRNS
+    int32_t progressive;    // JPEG progressive, or PNG Adam7 interlaced
+    int32_t arithmetic;     // JPEG arithmetic coding
+    int32_t max_h_samp;     // JPEG: largest sampling factors (for memory estimates)
+    int32_t max_v_samp;
+    int32_t bit_depth;      // PNG bit depth
+} thumbd_image_info;
+
+/// Reads the EXIF orientation from a TIFF structure ("II*\0…" or "MM\0*…"):
+/// IFD0 tag 0x0112. Returns 1 when absent or malformed. Pure parsing, bounded.
+int thumbd_exif_orientation(const void *tiff, size_t length);
+
+// MARK: JPEG
+
+/// Parses a JPEG's header and Exif APP1 without decoding any scan.
+int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, char *message, size_t message_size);
+
+/// An incremental JPEG decode: open, read rows in batches, close.
+typedef struct thumbd_jpeg_decoder thumbd_jpeg_decoder;
+
+/// Starts decoding at scale_num/8 (1…8) to RGBA8 rows. *out_width/*out_height
+/// receive the scaled size. On failure the decoder is closed and NULL returned.
+thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num,
+                                      uint32_t *out_width, uint32_t *out_height,
+                                      int *status, char *message, size_t message_size);
+/// Reads up to max_rows rows of width*4 bytes into rows; *rows_read gets how many.
+int thumbd_jpeg_read(thumbd_jpeg_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
+                     char *message, size_t message_size);
+void thumbd_jpeg_close(thumbd_jpeg_decoder *decoder);
+
+/// Encodes RGBA8 pixels (alpha ignored) as a baseline 4:2:0 JFIF JPEG.
+/// *out receives a malloc'd buffer the caller frees with thumbd_free.
+int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality,
+                       void **out, size_t *out_length, char *message, size_t message_size);
+
+// MARK: PNG
+
+/// Parses a PNG's IHDR (and eXIf, tRNS) without inflating image data.
+int thumbd_png_probe(const void *data, size_t length, thumbd_image_info *info, char *message, size_t message_size);
+
+typedef struct thumbd_png_decoder thumbd_png_decoder;
+
+/// Starts decoding to RGBA8 rows (gamma chunks ignored, 16-bit keeps the high byte).
+thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, uint32_t *out_width, uint32_t *out_height,
+                                    int *status, char *message, size_t message_size);
+int thumbd_png_read(thumbd_png_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
+                    char *message, size_t message_size);
+void thumbd_png_close(thumbd_png_decoder *decoder);
+
+/// Encodes RGBA8 pixels as 8-bit RGB (has_alpha 0) or RGBA PNG.
+int thumbd_png_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha,
+                      void **out, size_t *out_length, char *message, size_t message_size);
+
+/// Frees a buffer an encoder returned.
+void thumbd_free(void *buffer);
+
+/// Library versions, for `thumbd --version`.
 const char *thumbd_codec_versions(void);
 
 #endif

@@ -1,0 +1,244 @@
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jerror.h>
+#include "thumbd_codec.h"
+
+// libjpeg calls error_exit on fatal errors and must not return from it: we
+// longjmp back to the shim function that called into the library.
+typedef struct {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+    int status;
+    char message[JMSG_LENGTH_MAX];
+} shim_error;
+
+static int classify(int code) {
+    switch (code) {
+    case JERR_BAD_PRECISION: case JERR_SOF_UNSUPPORTED: case JERR_NOT_COMPILED: case JERR_ARITH_NOTIMPL:
+        return THUMBD_UNSUPPORTED;
+    case JERR_OUT_OF_MEMORY:
+        return THUMBD_NO_MEMORY;
+    default:
+        return THUMBD_CORRUPT;
+    }
+}
+
+static void on_error_exit(j_common_ptr cinfo) {
+    shim_error *err = (shim_error *)cinfo->err;
+    cinfo->err->format_message(cinfo, err->message);
+    err->status = classify(cinfo->err->msg_code);
+    longjmp(err->jump, 1);
+}
+
+// SPEC §3.2: data that ends before the image is complete is corrupt (libjpeg
+// would pad it with grey); every other warning is tolerated.
+static void on_emit_message(j_common_ptr cinfo, int level) {
+    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+        shim_error *err = (shim_error *)cinfo->err;
+        cinfo->err->format_message(cinfo, err->message);
+        err->status = THUMBD_CORRUPT;
+        longjmp(err->jump, 1);
+    }
+}
+
+static void on_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void init_error(shim_error *err) {
+    jpeg_std_error(&err->pub);
+    err->pub.error_exit = on_error_exit;
+    err->pub.emit_message = on_emit_message;
+    err->pub.output_message = on_output_message;
+    err->status = THUMBD_OK;
+    err->message[0] = 0;
+}
+
+static void copy_message(const char *from, char *to, size_t size) {
+    if (to && size) { strncpy(to, from, size - 1); to[size - 1] = 0; }
+}
+
+static int color_model(J_COLOR_SPACE cs) {
+    switch (cs) {
+    case JCS_GRAYSCALE: return THUMBD_GRAY;
+    case JCS_RGB: return THUMBD_RGB;
+    case JCS_YCbCr: return THUMBD_YCC;
+    case JCS_CMYK: return THUMBD_CMYK;
+    case JCS_YCCK: return THUMBD_YCCK;
+    default: return THUMBD_OTHER;
+    }
+}
+
+// The first APP1 that starts with "Exif\0\0" (files may carry XMP in another APP1).
+static int marker_orientation(j_decompress_ptr cinfo) {
+    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0)
+            return thumbd_exif_orientation(m->data + 6, m->data_length - 6);
+    }
+    return 1;
+}
+
+int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, char *message, size_t message_size) {
+    struct jpeg_decompress_struct cinfo;
+    shim_error err;
+    memset(info, 0, sizeof *info);
+    init_error(&err);
+    cinfo.err = &err.pub;
+    if (setjmp(err.jump)) {
+        copy_message(err.message, message, message_size);
+        jpeg_destroy_decompress(&cinfo);
+        return err.status;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_read_header(&cinfo, TRUE);
+    info->width = cinfo.image_width;
+    info->height = cinfo.image_height;
+    info->components = cinfo.num_components;
+    info->color_model = color_model(cinfo.jpeg_color_space);
+    info->orientation = marker_orientation(&cinfo);
+    info->progressive = cinfo.progressive_mode ? 1 : 0;
+    info->arithmetic = cinfo.arith_code ? 1 : 0;
+    info->bit_depth = cinfo.data_precision;
+    for (int c = 0; c < cinfo.num_components; c++) {
+        if (cinfo.comp_info[c].h_samp_factor > info->max_h_samp) info->max_h_samp = cinfo.comp_info[c].h_samp_factor;
+        if (cinfo.comp_info[c].v_samp_factor > info->max_v_samp) info->max_v_samp = cinfo.comp_info[c].v_samp_factor;
+    }
+    jpeg_destroy_decompress(&cinfo);
+    return THUMBD_OK;
+}
+
+struct thumbd_jpeg_decoder {
+    struct jpeg_decompress_struct cinfo;
+    shim_error err;
+    int cmyk;            // output is CMYK and needs converting to RGBA here
+    int inverted;        // Adobe CMYK stores inverted values
+    JSAMPARRAY scratch;  // one CMYK row, owned by libjpeg's pool
+};
+
+thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num,
+                                      uint32_t *out_width, uint32_t *out_height,
+                                      int *status, char *message, size_t message_size) {
+    thumbd_jpeg_decoder *d = calloc(1, sizeof *d);
+    if (!d) { *status = THUMBD_NO_MEMORY; copy_message("out of memory", message, message_size); return NULL; }
+    init_error(&d->err);
+    d->cinfo.err = &d->err.pub;
+    if (setjmp(d->err.jump)) {
+        *status = d->err.status;
+        copy_message(d->err.message, message, message_size);
+        jpeg_destroy_decompress(&d->cinfo);
+        free(d);
+        return NULL;
+    }
+    jpeg_create_decompress(&d->cinfo);
+    jpeg_mem_src(&d->cinfo, data, (unsigned long)length);
+    jpeg_read_header(&d->cinfo, TRUE);
+    d->cinfo.scale_num = (unsigned)(scale_num < 1 ? 1 : scale_num > 8 ? 8 : scale_num);
+    d->cinfo.scale_denom = 8;
+    d->cinfo.dct_method = JDCT_ISLOW;   // djpeg's default; the tests compare against it
+    if (d->cinfo.jpeg_color_space == JCS_CMYK || d->cinfo.jpeg_color_space == JCS_YCCK) {
+        d->cinfo.out_color_space = JCS_CMYK;   // libjpeg turns YCCK into CMYK
+        d->cmyk = 1;
+        d->inverted = d->cinfo.saw_Adobe_marker;
+    } else {
+        d->cinfo.out_color_space = JCS_EXT_RGBA;
+    }
+    jpeg_start_decompress(&d->cinfo);
+    if (d->cmyk)
+        d->scratch = (*d->cinfo.mem->alloc_sarray)((j_common_ptr)&d->cinfo, JPOOL_IMAGE, d->cinfo.output_width * 4, 1);
+    *out_width = d->cinfo.output_width;
+    *out_height = d->cinfo.output_height;
+    *status = THUMBD_OK;
+    return d;
+}
+
+static void cmyk_to_rgba(const JSAMPLE *in, uint8_t *out, uint32_t width, int inverted) {
+    for (uint32_t x = 0; x < width; x++, in += 4, out += 4) {
+        unsigned c = in[0], m = in[1], y = in[2], k = in[3];
+        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+        // Adobe inverted: R = C·K/255 on the stored values (SPEC §3.2).
+        out[0] = (uint8_t)((c * k + 127) / 255);
+        out[1] = (uint8_t)((m * k + 127) / 255);
+        out[2] = (uint8_t)((y * k + 127) / 255);
+        out[3] = 255;
+    }
+}
+
+int thumbd_jpeg_read(thumbd_jpeg_decoder *d, void *rows, uint32_t max_rows, uint32_t *rows_read,
+                     char *message, size_t message_size) {
+    *rows_read = 0;
+    if (setjmp(d->err.jump)) {
+        copy_message(d->err.message, message, message_size);
+        return d->err.status;
+    }
+    uint8_t *out = rows;
+    size_t stride = (size_t)d->cinfo.output_width * 4;
+    uint32_t n = 0;
+    while (n < max_rows && d->cinfo.output_scanline < d->cinfo.output_height) {
+        if (d->cmyk) {
+            if (jpeg_read_scanlines(&d->cinfo, d->scratch, 1) == 1) {
+                cmyk_to_rgba(d->scratch[0], out + n * stride, d->cinfo.output_width, d->inverted);
+                n++;
+            }
+        } else {
+            JSAMPROW batch[16];
+            uint32_t want = max_rows - n < 16 ? max_rows - n : 16;
+            for (uint32_t i = 0; i < want; i++) batch[i] = out + (n + i) * stride;
+            n += jpeg_read_scanlines(&d->cinfo, batch, want);
+        }
+    }
+    *rows_read = n;
+    return THUMBD_OK;
+}
+
+void thumbd_jpeg_close(thumbd_jpeg_decoder *d) {
+    if (!d) return;
+    jpeg_destroy_decompress(&d->cinfo);   // safe at any stage, also after an error
+    free(d);
+}
+
+int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality,
+                       void **out, size_t *out_length, char *message, size_t message_size) {
+    struct jpeg_compress_struct cinfo;
+    shim_error err;
+    // jpeg_mem_dest writes its buffer pointer here; it lives in memory, not a
+    // register, so it is still valid after a longjmp.
+    struct { unsigned char *buffer; unsigned long size; } *mem = calloc(1, sizeof *mem);
+    *out = NULL;
+    *out_length = 0;
+    if (!mem) { copy_message("out of memory", message, message_size); return THUMBD_NO_MEMORY; }
+    init_error(&err);
+    cinfo.err = &err.pub;
+    if (setjmp(err.jump)) {
+        copy_message(err.message, message, message_size);
+        jpeg_destroy_compress(&cinfo);
+        free(mem->buffer);
+        free(mem);
+        return THUMBD_FAILED;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, &mem->buffer, &mem->size);
+    cinfo.image_width = width;
+    cinfo.image_height = height;
+    cinfo.input_components = 4;
+    cinfo.in_color_space = JCS_EXT_RGBA;
+    jpeg_set_defaults(&cinfo);          // YCbCr 4:2:0, JFIF header, baseline
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    cinfo.optimize_coding = TRUE;       // smaller files for a negligible cost at thumbnail sizes
+    jpeg_start_compress(&cinfo, TRUE);
+    const uint8_t *src = rgba;
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = (JSAMPROW)(src + (size_t)cinfo.next_scanline * width * 4);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    *out = mem->buffer;
+    *out_length = mem->size;
+    free(mem);
+    return THUMBD_OK;
+}
+
+void thumbd_free(void *buffer) { free(buffer); }

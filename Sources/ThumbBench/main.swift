@@ -1,0 +1,48 @@
+import Foundation
+import ThumbService
+
+// In-process pipeline benchmark: decode + scale + encode of each file, in
+// memory, repeated; prints one line per file: "<name> <median ms> <min ms>".
+// Usage: ThumbBench [--runs N] [--w N] [--h N] [--fit F] [--format F] FILE...
+// Driven by Tests/Benchmarks/codec-bench.sh; build with -c release.
+
+var runs = 11
+var variant = PreparedVariant(width: 256, height: 256, fit: .inside)
+var format = OutputFormat.jpeg
+var files: [String] = []
+var args = CommandLine.arguments.dropFirst().makeIterator()
+while let arg = args.next() {
+    switch arg {
+    case "--runs": runs = Int(args.next() ?? "") ?? runs
+    case "--w": variant.width = Int(args.next() ?? "")
+    case "--h": variant.height = Int(args.next() ?? "")
+    case "--fit": variant.fit = .init(rawValue: args.next() ?? "") ?? .inside
+    case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
+    default: files.append(arg)
+    }
+}
+
+func milliseconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+}
+
+for file in files {
+    guard let data = FileManager.default.contents(atPath: file) else {
+        FileHandle.standardError.write(Data("cannot read \(file)\n".utf8))
+        exit(1)
+    }
+    let source = [UInt8](data)
+    var times: [Double] = []
+    var outBytes = 0
+    for _ in 0..<runs {
+        times.append(try milliseconds {
+            let bitmap = try ThumbnailPipeline.prepare(source: source, variant: variant, limits: PipelineLimits())
+            outBytes = try ThumbnailPipeline.encode(bitmap, format: format, quality: 82).bytes.count
+        })
+    }
+    times.sort()
+    let name = (file as NSString).lastPathComponent
+    print(String(format: "%@ %.2f %.2f %d", name, times[times.count / 2], times[0], outBytes))
+}

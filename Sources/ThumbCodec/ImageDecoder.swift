@@ -1,0 +1,122 @@
+import CThumbCodec
+import ThumbImaging
+
+/// How a decode went: the size actually produced (JPEGs may be DCT-scaled).
+public struct DecodeInfo: Sendable, Equatable {
+    public let width: Int
+    public let height: Int
+    /// M of the M/8 DCT scale; 8 for full size and for PNG.
+    public let scaleNumerator: Int
+}
+
+/// Sniffs, probes and decodes PNG and JPEG into RGBA8 scanlines.
+///
+/// Decoding takes the `ImageHeader` that `probe` returned, and only `probe`
+/// can make one — after checking `maxPixels` — so no pixel buffer can be
+/// allocated for an image that is too large.
+public enum ImageDecoder {
+    /// Rows handed to the sink per call: libjpeg's natural batch, small enough
+    /// to stay in cache.
+    static let batchRows = 16
+
+    /// Reads the header: format by magic bytes, size, orientation, alpha,
+    /// progressive/interlaced. Refuses more than `maxPixels` pixels.
+    public static func probe(_ data: [UInt8], maxPixels: Int) throws(CodecError) -> ImageHeader {
+        guard !data.isEmpty else { throw .empty }
+        guard let format = ImageFormat.sniff(data) else {
+            throw .unsupportedFormat("not a PNG or JPEG image")
+        }
+        var info = thumbd_image_info()
+        var message = [CChar](repeating: 0, count: 256)
+        let status = data.withUnsafeBytes { bytes in
+            switch format {
+            case .jpeg: thumbd_jpeg_probe(bytes.baseAddress, bytes.count, &info, &message, message.count)
+            case .png: thumbd_png_probe(bytes.baseAddress, bytes.count, &info, &message, message.count)
+            }
+        }
+        try check(status, message)
+        let header = ImageHeader(format: format, info: info)
+        guard header.width > 0, header.height > 0 else { throw .corrupt("image has no pixels") }
+        guard header.width.multipliedReportingOverflow(by: header.height).partialValue <= maxPixels,
+              header.width <= 1 << 20, header.height <= 1 << 20 else {
+            throw .tooLarge(width: header.width, height: header.height)
+        }
+        return header
+    }
+
+    /// The smallest M in 1…8 such that a JPEG decoded at M/8 still covers the
+    /// minimum displayed size on both axes (orientations 5–8 swap the axes).
+    public static func jpegScaleNumerator(width: Int, height: Int, orientation: Orientation,
+                                          minimumDisplayedWidth: Int, minimumDisplayedHeight: Int) -> Int {
+        let (needW, needH) = orientation.swapsAxes
+            ? (minimumDisplayedHeight, minimumDisplayedWidth) : (minimumDisplayedWidth, minimumDisplayedHeight)
+        for m in 1...8 where scaled(width, m) >= needW && scaled(height, m) >= needH {
+            return m
+        }
+        return 8
+    }
+
+    /// libjpeg's output size for a side at M/8: ceil(side·M/8).
+    static func scaled(_ side: Int, _ m: Int) -> Int { (side * m + 7) / 8 }
+
+    /// Bytes a decode is estimated to need at its peak: the decoded bitmap at
+    /// the chosen scale, plus the whole coefficient buffer of a progressive
+    /// JPEG (2 bytes per coefficient, every component at full size as an upper
+    /// bound) or the whole image of an interlaced PNG.
+    public static func estimatedDecodeMemory(header: ImageHeader,
+                                             minimumDisplayedSize: (width: Int, height: Int)?) -> Int {
+        let pixels = header.width * header.height
+        switch header.format {
+        case .png:
+            return pixels * 4 + (header.isProgressive ? pixels * 4 : 0)
+        case .jpeg:
+            let m = minimumDisplayedSize.map {
+                jpegScaleNumerator(width: header.width, height: header.height, orientation: header.orientation,
+                                   minimumDisplayedWidth: $0.width, minimumDisplayedHeight: $0.height)
+            } ?? 8
+            let decoded = scaled(header.width, m) * scaled(header.height, m) * 4
+            return decoded + (header.isProgressive ? pixels * header.components * 2 : 0)
+        }
+    }
+
+    /// Decodes into `sink`, top row first, in stored orientation; a JPEG at the
+    /// smallest DCT scale that still covers `minimumDisplayedSize`.
+    @discardableResult
+    public static func decode<S: ScanlineSink>(_ data: [UInt8], header: ImageHeader,
+                                               minimumDisplayedSize: (width: Int, height: Int)?,
+                                               into sink: inout S) throws(CodecError) -> DecodeInfo {
+        let m = header.format == .png ? 8 : minimumDisplayedSize.map {
+            jpegScaleNumerator(width: header.width, height: header.height, orientation: header.orientation,
+                               minimumDisplayedWidth: $0.width, minimumDisplayedHeight: $0.height)
+        } ?? 8
+        let result: Result<DecodeInfo, CodecError> = data.withUnsafeBytes { bytes in
+            switch header.format {
+            case .jpeg: JPEGSession.run(bytes, scaleNumerator: m, into: &sink)
+            case .png: PNGSession.run(bytes, into: &sink)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Decodes the whole image into a bitmap (stored orientation).
+    public static func decodeBitmap(_ data: [UInt8], maxPixels: Int,
+                                    minimumDisplayedSize: (width: Int, height: Int)? = nil)
+        throws(CodecError) -> (bitmap: Bitmap, header: ImageHeader) {
+        let header = try probe(data, maxPixels: maxPixels)
+        var sink = BitmapSink()
+        try decode(data, header: header, minimumDisplayedSize: minimumDisplayedSize, into: &sink)
+        guard let bitmap = sink.bitmap() else { throw .corrupt("decoder produced fewer rows than announced") }
+        return (bitmap, header)
+    }
+
+    static func check(_ status: Int32, _ message: [CChar]) throws(CodecError) {
+        let text = String(cString: message)
+        switch status {
+        case Int32(THUMBD_OK): return
+        case Int32(THUMBD_UNSUPPORTED): throw .unsupportedFormat(text)
+        case Int32(THUMBD_CORRUPT): throw .corrupt(text.isEmpty ? "undecodable image data" : text)
+        case Int32(THUMBD_NO_MEMORY): throw .corrupt("out of memory: \(text)")
+        default: throw .corrupt(text)
+        }
+    }
+}

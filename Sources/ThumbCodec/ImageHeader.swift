@@ -1,0 +1,54 @@
+import CThumbCodec
+import ThumbImaging
+
+/// What a header probe learns without decoding pixels.
+public struct ImageHeader: Sendable, Equatable {
+    public enum ColorModel: Sendable, Equatable { case gray, rgb, ycc, cmyk, ycck, other }
+
+    public let format: ImageFormat
+    /// Stored width (before orientation).
+    public let width: Int
+    /// Stored height (before orientation).
+    public let height: Int
+    public let orientation: Orientation
+    /// PNG with an alpha channel or tRNS; JPEG never.
+    public let hasAlpha: Bool
+    /// A progressive JPEG or an Adam7-interlaced PNG: both must be held whole
+    /// in memory while decoding.
+    public let isProgressive: Bool
+    public let colorModel: ColorModel
+    /// JPEG components (1, 3 or 4); 4 for PNG (decoded as RGBA).
+    public let components: Int
+    /// JPEG: the largest horizontal and vertical sampling factors (MCU geometry).
+    let maxSampling: (h: Int, v: Int)
+
+    init(format: ImageFormat, info: thumbd_image_info) {
+        self.format = format
+        width = Int(info.width)
+        height = Int(info.height)
+        orientation = Orientation(exifValue: Int(info.orientation))
+        hasAlpha = info.has_alpha != 0
+        isProgressive = info.progressive != 0
+        components = Int(info.components)
+        maxSampling = (max(1, Int(info.max_h_samp)), max(1, Int(info.max_v_samp)))
+        switch Int(info.color_model) {
+        case Int(THUMBD_GRAY): colorModel = .gray
+        case Int(THUMBD_RGB): colorModel = .rgb
+        case Int(THUMBD_YCC): colorModel = .ycc
+        case Int(THUMBD_CMYK): colorModel = .cmyk
+        case Int(THUMBD_YCCK): colorModel = .ycck
+        default: colorModel = .other
+        }
+    }
+
+    /// Width as a person sees the image (after EXIF orientation).
+    public var displayedWidth: Int { orientation.swapsAxes ? height : width }
+    /// Height as a person sees the image (after EXIF orientation).
+    public var displayedHeight: Int { orientation.swapsAxes ? width : height }
+
+    public static func == (a: ImageHeader, b: ImageHeader) -> Bool {
+        a.format == b.format && a.width == b.width && a.height == b.height && a.orientation == b.orientation
+            && a.hasAlpha == b.hasAlpha && a.isProgressive == b.isProgressive && a.colorModel == b.colorModel
+            && a.components == b.components && a.maxSampling == b.maxSampling
+    }
+}

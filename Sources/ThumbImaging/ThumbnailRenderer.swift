@@ -1,0 +1,81 @@
+/// Turns streamed source rows into the finished thumbnail of a
+/// `ThumbnailGeometry`: box-reduces on the fly while rows arrive (so a huge
+/// source never exists whole), then resamples the small remainder with
+/// Lanczos-3, all in linear light with premultiplied alpha, then applies the
+/// EXIF orientation and the crop.
+///
+/// The decoded size it is fed may be smaller than the original (JPEG DCT
+/// scaling); it scales from whatever `begin` announces.
+public struct ThumbnailRenderer: ScanlineSink {
+    public let geometry: ThumbnailGeometry
+    public let orientation: Orientation
+    private var reducer: BoxReducer?
+
+    public init(geometry: ThumbnailGeometry, orientation: Orientation) {
+        self.geometry = geometry
+        self.orientation = orientation
+    }
+
+    /// The scaled size in stored (pre-orientation) axes.
+    private var storedTarget: (width: Int, height: Int) {
+        orientation.swapsAxes ? (geometry.scaledHeight, geometry.scaledWidth)
+            : (geometry.scaledWidth, geometry.scaledHeight)
+    }
+
+    public mutating func begin(width: Int, height: Int) {
+        let target = storedTarget
+        // Box-reduce by whole factors while at least 2× headroom remains for the
+        // kernel: the box step is cheap, the kernel step decides the quality.
+        let kx = max(1, width / (target.width * 2))
+        let ky = max(1, height / (target.height * 2))
+        reducer = BoxReducer(sourceWidth: width, sourceHeight: height, kx: kx, ky: ky)
+    }
+
+    public mutating func consume(_ rows: UnsafeRawBufferPointer, rowCount: Int) {
+        reducer!.consume(rows, rowCount: rowCount)
+    }
+
+    /// The finished thumbnail: `geometry.width`×`geometry.height`, straight alpha.
+    public func finish() -> Bitmap {
+        guard let reducer, reducer.isComplete else { preconditionFailure("finish() before every row arrived") }
+        let target = storedTarget
+        let resized = Resampler.resize(reducer.output, width: reducer.width, height: reducer.height,
+                                       toWidth: target.width, toHeight: target.height)
+        let stored = Self.quantise(resized, width: target.width, height: target.height)
+        return stored.oriented(orientation)
+            .cropped(x: geometry.cropX, y: geometry.cropY, width: geometry.width, height: geometry.height)
+    }
+
+    /// Whole-bitmap convenience: streams `bitmap` through a renderer.
+    public static func render(_ bitmap: Bitmap, orientation: Orientation, geometry: ThumbnailGeometry) -> Bitmap {
+        var renderer = ThumbnailRenderer(geometry: geometry, orientation: orientation)
+        renderer.begin(width: bitmap.width, height: bitmap.height)
+        bitmap.pixels.withUnsafeBytes { renderer.consume($0, rowCount: bitmap.height) }
+        return renderer.finish()
+    }
+
+    /// Premultiplied linear floats → straight-alpha sRGB bytes.
+    static func quantise(_ pixels: [SIMD4<Float>], width: Int, height: Int) -> Bitmap {
+        var out = [UInt8](repeating: 0, count: width * height * 4)
+        let top = Float(SRGB.fromLinearSize - 1)
+        SRGB.fromLinear.withUnsafeBufferPointer { lut in
+            pixels.withUnsafeBufferPointer { src in
+                out.withUnsafeMutableBufferPointer { dst in
+                    for i in 0..<src.count {
+                        let p = src[i]
+                        let a = min(max(p.w, 0), 1)
+                        let alpha = UInt8((a * 255).rounded())
+                        // Fully transparent pixels carry no colour; 0,0,0,0 keeps PNGs small.
+                        guard alpha > 0 else { continue }
+                        let c = (SIMD4<Float>(p.x, p.y, p.z, 0) / a).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 1))
+                        dst[i * 4] = lut[Int(c.x * top + 0.5)]
+                        dst[i * 4 + 1] = lut[Int(c.y * top + 0.5)]
+                        dst[i * 4 + 2] = lut[Int(c.z * top + 0.5)]
+                        dst[i * 4 + 3] = alpha
+                    }
+                }
+            }
+        }
+        return Bitmap(width: width, height: height, pixels: out)
+    }
+}

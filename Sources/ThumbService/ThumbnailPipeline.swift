@@ -1,0 +1,126 @@
+import ThumbCodec
+import ThumbImaging
+
+/// Limits the pipeline enforces (SPEC §8 `limits`).
+public struct PipelineLimits: Sendable, Equatable {
+    /// Largest source accepted, in pixels (width·height, read from the header).
+    public var maxSourcePixels: Int
+    /// Largest result side in pixels.
+    public var maxOutputDimension: Int
+
+    public init(maxSourcePixels: Int = 50_000_000, maxOutputDimension: Int = 4096) {
+        self.maxSourcePixels = maxSourcePixels
+        self.maxOutputDimension = maxOutputDimension
+    }
+}
+
+/// What a render will do, known from the header alone.
+public struct RenderPlan: Sendable {
+    public let header: ImageHeader
+    public let geometry: ThumbnailGeometry
+
+    /// Bytes the decode is estimated to need at its peak (SPEC §8
+    /// `maxDecodeMemoryBytes`): the decoder's own estimate plus the result.
+    public var estimatedMemory: Int {
+        ImageDecoder.estimatedDecodeMemory(header: header,
+                                           minimumDisplayedSize: (geometry.scaledWidth, geometry.scaledHeight))
+            + geometry.scaledWidth * geometry.scaledHeight * 4
+    }
+}
+
+/// An encoded rendition, ready to send.
+public struct EncodedThumbnail: Sendable {
+    public let bytes: [UInt8]
+    /// Never `.auto`.
+    public let format: OutputFormat
+    public let width: Int
+    public let height: Int
+}
+
+/// Decode → scale → encode, synchronously, on the calling thread. The service
+/// runs it on render workers; the CLI runs it once. No I/O.
+public enum ThumbnailPipeline {
+    /// Reads the header and lays out the result without decoding pixels.
+    public static func plan(source: [UInt8], variant: PreparedVariant,
+                            limits: PipelineLimits) throws(ServiceError) -> RenderPlan {
+        let header: ImageHeader
+        do {
+            header = try ImageDecoder.probe(source, maxPixels: limits.maxSourcePixels)
+        } catch {
+            throw ServiceError(error)
+        }
+        let geometry: ThumbnailGeometry
+        do {
+            geometry = try ThumbnailGeometry(sourceWidth: header.displayedWidth,
+                                             sourceHeight: header.displayedHeight,
+                                             width: variant.width, height: variant.height,
+                                             fit: variant.fit, enlarge: variant.enlarge)
+        } catch {
+            throw .badRequest(error.description)
+        }
+        if max(geometry.width, geometry.height) > limits.maxOutputDimension {
+            throw .badRequest("result \(geometry.width)x\(geometry.height) exceeds maxOutputDimension \(limits.maxOutputDimension)")
+        }
+        return RenderPlan(header: header, geometry: geometry)
+    }
+
+    /// The prepared bitmap of a plan: decoded at reduced scale where the
+    /// format allows, oriented, scaled and cropped.
+    public static func prepare(source: [UInt8], plan: RenderPlan) throws(ServiceError) -> Bitmap {
+        var renderer = ThumbnailRenderer(geometry: plan.geometry, orientation: plan.header.orientation)
+        do {
+            try ImageDecoder.decode(source, header: plan.header,
+                                    minimumDisplayedSize: (plan.geometry.scaledWidth, plan.geometry.scaledHeight),
+                                    into: &renderer)
+        } catch {
+            throw ServiceError(error)
+        }
+        return renderer.finish()
+    }
+
+    /// `plan` then `prepare`.
+    public static func prepare(source: [UInt8], variant: PreparedVariant,
+                               limits: PipelineLimits) throws(ServiceError) -> Bitmap {
+        try prepare(source: source, plan: plan(source: source, variant: variant, limits: limits))
+    }
+
+    /// Encodes a prepared bitmap. JPEG has no alpha: translucent pixels are
+    /// composited over white first, as thumbor and imgproxy do.
+    public static func encode(_ bitmap: Bitmap, format: OutputFormat,
+                              quality: Int) throws(ServiceError) -> EncodedThumbnail {
+        let resolved = format.resolved(isOpaque: bitmap.isOpaque)
+        let bytes: [UInt8]
+        do {
+            switch resolved {
+            case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(), quality: quality)
+            case .png: bytes = try PNGEncoder.encode(bitmap)
+            case .rgba, .auto: bytes = bitmap.pixels
+            }
+        } catch {
+            throw .internalError("encoding \(resolved.rawValue) failed: \(error)")
+        }
+        return EncodedThumbnail(bytes: bytes, format: resolved, width: bitmap.width, height: bitmap.height)
+    }
+}
+
+extension GeometryError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .noSide: "give w, h or a preset"
+        case .needsBothSides(let fit): "fit=\(fit.rawValue) needs both w and h"
+        }
+    }
+}
+
+extension ServiceError {
+    /// The one place codec failures become service errors (SPEC §6).
+    init(_ error: CodecError) {
+        switch error {
+        case .empty: self = .unsupportedFormat("the source is empty")
+        case .unsupportedFormat(let m): self = .unsupportedFormat(m)
+        case .corrupt(let m): self = .corruptImage(m)
+        case .tooLarge(let w, let h): self = .imageTooLarge("source is \(w)x\(h) pixels, over maxSourcePixels")
+        case .encodeFailed(let m): self = .internalError(m)
+        }
+    }
+}

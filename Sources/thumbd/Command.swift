@@ -1,0 +1,31 @@
+import ThumbImaging
+
+/// What the command line asks thumbd to do (SPEC §9).
+enum Command: Equatable {
+    /// Run the service in the foreground.
+    case serve(configPath: String?, listen: String?)
+    /// Validate a config file and print the effective configuration.
+    case checkConfig(configPath: String)
+    /// Thumbnail one local file.
+    case thumbnail(ThumbnailCommand)
+    case version
+    case help
+}
+
+/// `thumbd thumbnail INPUT OUTPUT [--w N] [--h N] [--fit F] [--format F] [--q N] [--enlarge]`.
+struct ThumbnailCommand: Equatable {
+    var input: String
+    var output: String
+    var width: Int?
+    var height: Int?
+    var fit: Fit = .inside
+    /// `auto`, `jpeg`, `png` or `rgba`: from `--format`, else OUTPUT's extension, else `auto`.
+    var format: String
+    var quality: Int?
+    var enlarge = false
+}
+
+/// A command line that cannot be understood: exit status 2 with `message`.
+struct UsageError: Error, Equatable {
+    let message: String
+}

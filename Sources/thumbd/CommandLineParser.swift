@@ -1,0 +1,122 @@
+import ThumbImaging
+
+/// Turns `argv` (without the program name) into a `Command`.
+enum CommandLineParser {
+    static func parse(_ args: [String]) throws(UsageError) -> Command {
+        guard let first = args.first else { return .serve(configPath: nil, listen: nil) }
+        switch first {
+        case "--help", "-h", "help": return .help
+        case "--version", "-V": return .version
+        case "thumbnail": return .thumbnail(try parseThumbnail(Array(args.dropFirst())))
+        case "check-config":
+            let options = try parseOptions(Array(args.dropFirst()), valued: ["--config"], flags: [])
+            guard let path = options.values["--config"] else {
+                throw UsageError(message: "check-config needs --config FILE")
+            }
+            guard options.positional.isEmpty else {
+                throw UsageError(message: "unexpected argument '\(options.positional[0])'")
+            }
+            return .checkConfig(configPath: path)
+        default:
+            let options = try parseOptions(args, valued: ["--config", "--listen"], flags: [])
+            guard options.positional.isEmpty else {
+                throw UsageError(message: "unknown command '\(options.positional[0])' (see thumbd --help)")
+            }
+            return .serve(configPath: options.values["--config"], listen: options.values["--listen"])
+        }
+    }
+
+    private static func parseThumbnail(_ args: [String]) throws(UsageError) -> ThumbnailCommand {
+        let options = try parseOptions(args, valued: ["--w", "--h", "--fit", "--format", "--q"],
+                                       flags: ["--enlarge"])
+        guard options.positional.count == 2 else {
+            throw UsageError(message: "thumbnail needs INPUT and OUTPUT")
+        }
+        let output = options.positional[1]
+        var command = ThumbnailCommand(input: options.positional[0], output: output,
+                                       format: formatFromExtension(output))
+        command.width = try integer(options.values["--w"], name: "--w", in: 1...Int(Int32.max))
+        command.height = try integer(options.values["--h"], name: "--h", in: 1...Int(Int32.max))
+        command.quality = try integer(options.values["--q"], name: "--q", in: 1...100)
+        if command.width == nil && command.height == nil {
+            throw UsageError(message: "thumbnail needs --w or --h (or both)")
+        }
+        if let fit = options.values["--fit"] {
+            guard let value = Fit(rawValue: fit) else {
+                throw UsageError(message: "--fit must be inside, cover or fill, not '\(fit)'")
+            }
+            command.fit = value
+        }
+        if let format = options.values["--format"] {
+            guard ["auto", "jpeg", "png", "rgba"].contains(format) else {
+                throw UsageError(message: "--format must be auto, jpeg, png or rgba, not '\(format)'")
+            }
+            command.format = format
+        }
+        command.enlarge = options.flags.contains("--enlarge")
+        return command
+    }
+
+    /// SPEC §9: OUTPUT's extension picks the format when `--format` is absent.
+    static func formatFromExtension(_ path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: ".") else { return "auto" }
+        switch name[name.index(after: dot)...].lowercased() {
+        case "jpg", "jpeg": return "jpeg"
+        case "png": return "png"
+        case "rgba": return "rgba"
+        default: return "auto"
+        }
+    }
+
+    private static func integer(_ text: String?, name: String,
+                                in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(message: "\(name) must be an integer in \(range.lowerBound)…\(range.upperBound), not '\(text)'")
+        }
+        return value
+    }
+
+    private struct Options {
+        var values: [String: String] = [:]
+        var flags: Set<String> = []
+        var positional: [String] = []
+    }
+
+    /// `--name value`, `--name=value` and bare flags; anything else starting with `-` is an error.
+    private static func parseOptions(_ args: [String], valued: Set<String>,
+                                     flags: Set<String>) throws(UsageError) -> Options {
+        var options = Options()
+        var i = 0
+        while i < args.count {
+            let arg = args[i]
+            i += 1
+            guard arg.hasPrefix("-"), arg != "-" else {
+                options.positional.append(arg)
+                continue
+            }
+            var name = arg
+            var inlineValue: String?
+            if let eq = arg.firstIndex(of: "=") {
+                name = String(arg[..<eq])
+                inlineValue = String(arg[arg.index(after: eq)...])
+            }
+            if flags.contains(name), inlineValue == nil {
+                options.flags.insert(name)
+            } else if valued.contains(name) {
+                guard let value = inlineValue ?? (i < args.count ? args[i] : nil) else {
+                    throw UsageError(message: "\(name) needs a value")
+                }
+                if inlineValue == nil { i += 1 }
+                guard options.values[name] == nil else {
+                    throw UsageError(message: "\(name) given twice")
+                }
+                options.values[name] = value
+            } else {
+                throw UsageError(message: "unknown option '\(name)'")
+            }
+        }
+        return options
+    }
+}
