@@ -34,9 +34,11 @@ static void on_error_exit(j_common_ptr cinfo) {
 }
 
 // SPEC §3.2: data that ends before the image is complete is corrupt (libjpeg
-// would pad it with grey); every other warning is tolerated.
+// would pad it with grey): the entropy decoder running out of data mid-scan
+// (JWRN_HIT_MARKER, "premature end of data segment") or the input ending
+// while the decoder still needs it. Every other warning is tolerated.
 static void on_emit_message(j_common_ptr cinfo, int level) {
-    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    if (level < 0 && (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)) {
         shim_error *err = (shim_error *)cinfo->err;
         cinfo->err->format_message(cinfo, err->message);
         err->status = THUMBD_CORRUPT;
@@ -53,6 +55,75 @@ static void init_error(shim_error *err) {
     err->pub.output_message = on_output_message;
     err->status = THUMBD_OK;
     err->message[0] = 0;
+}
+
+// A memory source like jpeg_mem_src, except that running out of data
+// supplies an EOI marker silently: a file whose only flaw is a missing EOI
+// trailer then decodes. Data missing inside a scan still shows: the Huffman
+// decoder warns JWRN_HIT_MARKER when it meets the marker while it needs bits;
+// the arithmetic decoder is silent, so the source also notes which iMCU row
+// the scan had reached when the data ran out.
+typedef struct {
+    struct jpeg_source_mgr pub;
+    int ran_out;
+    JDIMENSION ran_out_at_row;
+} shim_source;
+
+static const JOCTET fake_eoi[2] = { 0xFF, JPEG_EOI };
+static void src_init(j_decompress_ptr cinfo) { (void)cinfo; }
+static boolean src_fill(j_decompress_ptr cinfo) {
+    shim_source *src = (shim_source *)cinfo->src;
+    if (!src->ran_out) {
+        src->ran_out = 1;
+        src->ran_out_at_row = cinfo->input_iMCU_row;
+    }
+    cinfo->src->next_input_byte = fake_eoi;
+    cinfo->src->bytes_in_buffer = 2;
+    return TRUE;
+}
+
+// True when the data ran out before the scan in progress reached its last
+// iMCU row (a scan that had finished leaves input_iMCU_row at the total).
+static int ran_out_mid_scan(j_decompress_ptr cinfo) {
+    shim_source *src = (shim_source *)cinfo->src;
+    return src->ran_out && src->ran_out_at_row + 1 < cinfo->total_iMCU_rows;
+}
+static void src_skip(j_decompress_ptr cinfo, long count) {
+    struct jpeg_source_mgr *src = cinfo->src;
+    if (count <= 0) return;
+    if ((size_t)count > src->bytes_in_buffer) { src_fill(cinfo); return; }
+    src->next_input_byte += count;
+    src->bytes_in_buffer -= (size_t)count;
+}
+static void src_term(j_decompress_ptr cinfo) { (void)cinfo; }
+
+static void memory_source(j_decompress_ptr cinfo, shim_source *src, const void *data, size_t length) {
+    memset(src, 0, sizeof *src);
+    src->pub.init_source = src_init;
+    src->pub.fill_input_buffer = src_fill;
+    src->pub.skip_input_data = src_skip;
+    src->pub.resync_to_restart = jpeg_resync_to_restart;
+    src->pub.term_source = src_term;
+    src->pub.next_input_byte = data;
+    src->pub.bytes_in_buffer = length;
+    cinfo->src = &src->pub;
+}
+
+static void fail(j_decompress_ptr cinfo, const char *why) {
+    shim_error *err = (shim_error *)cinfo->err;
+    strcpy(err->message, why);
+    err->status = THUMBD_CORRUPT;
+    longjmp(err->jump, 1);
+}
+
+// A progressive file cut between scans decodes without any warning, just
+// blurrier: every coefficient must have received all its bits.
+static int progressive_complete(j_decompress_ptr cinfo) {
+    if (!cinfo->progressive_mode || !cinfo->coef_bits) return 1;
+    for (int c = 0; c < cinfo->num_components; c++)
+        for (int k = 0; k < DCTSIZE2; k++)
+            if (cinfo->coef_bits[c][k] != 0) return 0;
+    return 1;
 }
 
 static void copy_message(const char *from, char *to, size_t size) {
@@ -90,8 +161,9 @@ int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, 
         jpeg_destroy_decompress(&cinfo);
         return err.status;
     }
+    shim_source src;
     jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    memory_source(&cinfo, &src, data, length);
     jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
     jpeg_read_header(&cinfo, TRUE);
     info->width = cinfo.image_width;
@@ -112,6 +184,7 @@ int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, 
 
 struct thumbd_jpeg_decoder {
     struct jpeg_decompress_struct cinfo;
+    shim_source src;
     shim_error err;
     int cmyk;            // output is CMYK and needs converting to RGBA here
     int inverted;        // Adobe CMYK stores inverted values
@@ -133,7 +206,7 @@ thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale
         return NULL;
     }
     jpeg_create_decompress(&d->cinfo);
-    jpeg_mem_src(&d->cinfo, data, (unsigned long)length);
+    memory_source(&d->cinfo, &d->src, data, length);
     jpeg_read_header(&d->cinfo, TRUE);
     d->cinfo.scale_num = (unsigned)(scale_num < 1 ? 1 : scale_num > 8 ? 8 : scale_num);
     d->cinfo.scale_denom = 8;
@@ -145,7 +218,9 @@ thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale
     } else {
         d->cinfo.out_color_space = JCS_EXT_RGBA;
     }
-    jpeg_start_decompress(&d->cinfo);
+    jpeg_start_decompress(&d->cinfo);   // a progressive file is read whole here
+    if (!progressive_complete(&d->cinfo) || ran_out_mid_scan(&d->cinfo))
+        fail(&d->cinfo, "Premature end of JPEG file (truncated)");
     if (d->cmyk)
         d->scratch = (*d->cinfo.mem->alloc_sarray)((j_common_ptr)&d->cinfo, JPOOL_IMAGE, d->cinfo.output_width * 4, 1);
     *out_width = d->cinfo.output_width;
@@ -188,6 +263,7 @@ int thumbd_jpeg_read(thumbd_jpeg_decoder *d, void *rows, uint32_t max_rows, uint
             for (uint32_t i = 0; i < want; i++) batch[i] = out + (n + i) * stride;
             n += jpeg_read_scanlines(&d->cinfo, batch, want);
         }
+        if (ran_out_mid_scan(&d->cinfo)) fail(&d->cinfo, "Premature end of JPEG file (truncated)");
     }
     *rows_read = n;
     return THUMBD_OK;
