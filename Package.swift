@@ -38,7 +38,7 @@ let package = Package(
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
-        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CCrypto"],
+        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
         .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService"]),
