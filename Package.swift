@@ -36,6 +36,7 @@ let package = Package(
                           dependencies: ["ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
+        .executableTarget(name: "FuzzCodec", dependencies: ["ThumbCodec", "ThumbImaging"]),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],

@@ -1,0 +1,66 @@
+import Foundation
+import ThumbCodec
+import ThumbImaging
+
+// libFuzzer target over sniff + probe + decode (+ scale and encode of what
+// decodes). Built by Tests/Fuzz/fuzz-codec.sh with -sanitize=fuzzer,address
+// and -DFUZZING; in a normal build it replays the files named on the command
+// line, so a crash found by the fuzzer can be reproduced with a plain binary.
+
+func fuzzOne(_ data: [UInt8]) {
+    _ = ImageFormat.sniff(data)
+    guard let header = try? ImageDecoder.probe(data, maxPixels: 4_000_000) else { return }
+    var sink = BitmapSink()
+    if (try? ImageDecoder.decode(data, header: header, minimumDisplayedSize: nil, into: &sink)) != nil,
+       let bitmap = sink.bitmap() {
+        precondition(bitmap.width == header.width && bitmap.height == header.height, "decoded size differs from header")
+        let small = ThumbnailRenderer.render(bitmap, orientation: header.orientation,
+                                             geometry: ThumbnailGeometry(scaledWidth: min(32, header.displayedWidth),
+                                                                         scaledHeight: min(32, header.displayedHeight),
+                                                                         width: min(32, header.displayedWidth),
+                                                                         height: min(32, header.displayedHeight)))
+        _ = try? JPEGEncoder.encode(small, quality: 75)
+        _ = try? PNGEncoder.encode(small)
+    }
+    // The DCT-scaled path at the smallest scale.
+    var scaled = BitmapSink()
+    _ = try? ImageDecoder.decode(data, header: header, minimumDisplayedSize: (1, 1), into: &scaled)
+}
+
+#if FUZZING
+typealias Argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+typealias FuzzCallback = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<Argv>,
+                         _ callback: FuzzCallback) -> CInt
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    fuzzOne(bytes.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? [])
+    return 0
+}
+
+// SwiftPM links executables with their entry point renamed to <module>_main,
+// so libFuzzer's own main is never used: hand control to its driver instead.
+@_cdecl("FuzzCodec_main")
+func fuzzMain(_ argc: CInt, _ argv: Argv) -> CInt {
+    var argc = argc
+    var argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { fuzzerTestOneInput($0, $1) }
+}
+#else
+@main
+struct Replay {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                FileHandle.standardError.write(Data("cannot read \(path)\n".utf8))
+                exit(1)
+            }
+            fuzzOne([UInt8](data))
+            print("ok \(path)")
+        }
+    }
+}
+#endif
