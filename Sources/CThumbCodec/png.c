@@ -34,6 +34,26 @@ static void copy_message(const char *from, char *to, size_t size) {
     if (to && size) { strncpy(to, from, size - 1); to[size - 1] = 0; }
 }
 
+// A chunk may claim up to 2 GiB, and libpng allocates a text chunk's buffer
+// before reading it. The whole file is in memory, so any chunk before the
+// image data that claims more bytes than remain is simply truncated: refuse
+// it before libpng sees it. Also cap ancillary chunk memory and count.
+static int chunks_fit(const uint8_t *data, size_t length) {
+    size_t i = 8;
+    while (i + 12 <= length) {
+        size_t n = (size_t)data[i] << 24 | (size_t)data[i + 1] << 16 | (size_t)data[i + 2] << 8 | data[i + 3];
+        if (memcmp(data + i + 4, "IDAT", 4) == 0) return 1;
+        if (n > length - i - 12) return 0;
+        i += 12 + n;
+    }
+    return 1;
+}
+
+static void limit_chunks(png_structp png) {
+    png_set_chunk_malloc_max(png, 4 * 1024 * 1024);
+    png_set_chunk_cache_max(png, 256);
+}
+
 static void fill_info(png_structp png, png_infop info, thumbd_image_info *out) {
     int type = png_get_color_type(png, info);
     out->width = png_get_image_width(png, info);
@@ -53,6 +73,10 @@ static void fill_info(png_structp png, png_infop info, thumbd_image_info *out) {
 int thumbd_png_probe(const void *data, size_t length, thumbd_image_info *info, char *message, size_t message_size) {
     png_source src = { data, length, 0, "" };
     memset(info, 0, sizeof *info);
+    if (!chunks_fit(data, length)) {
+        copy_message("PNG chunk extends past the end of the data (truncated)", message, message_size);
+        return THUMBD_CORRUPT;
+    }
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, on_error, on_warning);
     if (!png) { copy_message("out of memory", message, message_size); return THUMBD_NO_MEMORY; }
     png_infop pinfo = png_create_info_struct(png);
@@ -62,6 +86,7 @@ int thumbd_png_probe(const void *data, size_t length, thumbd_image_info *info, c
         return THUMBD_CORRUPT;
     }
     png_set_read_fn(png, &src, source_read);
+    limit_chunks(png);
     png_read_info(png, pinfo);
     fill_info(png, pinfo, info);
     png_destroy_read_struct(&png, &pinfo, NULL);
@@ -80,6 +105,11 @@ struct thumbd_png_decoder {
 
 thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, uint32_t *out_width, uint32_t *out_height,
                                     int *status, char *message, size_t message_size) {
+    if (!chunks_fit(data, length)) {
+        *status = THUMBD_CORRUPT;
+        copy_message("PNG chunk extends past the end of the data (truncated)", message, message_size);
+        return NULL;
+    }
     thumbd_png_decoder *d = calloc(1, sizeof *d);
     if (!d) { *status = THUMBD_NO_MEMORY; copy_message("out of memory", message, message_size); return NULL; }
     d->src.data = data;
@@ -100,6 +130,7 @@ thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, uint32_t *o
         return NULL;
     }
     png_set_read_fn(d->png, &d->src, source_read);
+    limit_chunks(d->png);
     png_read_info(d->png, d->info);
     int type = png_get_color_type(d->png, d->info);
     png_set_expand(d->png);        // palette → RGB, gray < 8 bits → 8, tRNS → alpha

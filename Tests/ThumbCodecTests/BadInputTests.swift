@@ -48,6 +48,14 @@ import ThumbImaging
         #expect(sink.begun == 0 && sink.rows == 0)
     }
 
+    /// Found by the fuzzer: a tEXt chunk claiming 2 GiB in a 495-byte file made
+    /// libpng allocate 2 GiB before noticing the data was missing.
+    @Test func aChunkClaimingMoreThanTheFileIsRefusedBeforeLibpngAllocates() {
+        #expect(throws: CodecError.corrupt("PNG chunk extends past the end of the data (truncated)")) {
+            try ImageDecoder.probe(Fixtures.bytes("fuzz/png-huge-chunk.png"), maxPixels: 1 << 20)
+        }
+    }
+
     @Test func aCorruptStreamNeverReachesTheSinkPastTheError() {
         var png = Fixtures.bytes("pngsuite/basn2c08.png")
         png[png.count / 2] ^= 0xFF                       // breaks the IDAT CRC
