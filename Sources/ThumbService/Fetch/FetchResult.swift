@@ -1,0 +1,18 @@
+/// Validators for a conditional request (revalidating an original on disk).
+public struct Conditional: Sendable, Equatable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String?, lastModified: String?) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+}
+
+/// What a download produced.
+public enum FetchResult: Sendable, Equatable {
+    /// 2xx with the whole body.
+    case fetched(body: [UInt8], etag: String?, lastModified: String?, finalURL: String)
+    /// 304 to a conditional request: the stored original is still current.
+    case notModified(etag: String?, lastModified: String?)
+}

@@ -1,0 +1,6 @@
+/// Downloads originals; `Fetcher` is the real one. A protocol so the service
+/// can be driven by tests through the same seam.
+public protocol OriginFetching: Sendable {
+    /// Blocking: called on the fetch queue, never on a socket thread.
+    func fetch(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult
+}

@@ -1,0 +1,68 @@
+import ThumbImaging
+
+/// Where a response's bytes came from (SPEC §3.2 `X-Cache`).
+public enum CacheOutcome: String, Sendable {
+    /// No download and no decode: the rendition or its prepared bitmap was in memory.
+    case memory
+    /// Decoded from the original on disk.
+    case disk
+    /// Downloaded for this request.
+    case origin
+}
+
+/// An encoded thumbnail with what its response headers need.
+public struct Rendition: Sendable {
+    public let bytes: [UInt8]
+    public let contentType: String
+    public let width: Int
+    public let height: Int
+    /// Strong, quoted; derived from the original's content hash and the variant,
+    /// so it is stable across restarts.
+    public let etag: String
+
+    static func etag(originalSHA256: String, variant: ThumbnailVariant) -> String {
+        let digest = Digest.sha256(Array("\(originalSHA256)|\(variant.canonicalKey)".utf8))
+        return "\"" + Digest.hex(Array(digest.prefix(16))) + "\""
+    }
+}
+
+/// A thumbnail answer: the rendition and where it came from.
+public struct ThumbnailResult: Sendable {
+    public let rendition: Rendition
+    public let cache: CacheOutcome
+}
+
+/// Keys of the one memory cache. Both carry the source URL so a purge or a
+/// changed original can drop every variant of a source.
+enum MemoryKey: Hashable, Sendable {
+    case prepared(url: String, PreparedVariant)
+    case rendition(url: String, ThumbnailVariant)
+
+    var url: String {
+        switch self {
+        case .prepared(let url, _), .rendition(let url, _): url
+        }
+    }
+}
+
+/// Values of the memory cache: a prepared bitmap (cost w·h·4) or an encoded
+/// rendition (cost = its bytes).
+enum MemoryItem: Sendable {
+    case prepared(Bitmap, originalSHA256: String)
+    case rendition(Rendition)
+
+    var cost: Int {
+        switch self {
+        case .prepared(let bitmap, _): bitmap.byteCount
+        case .rendition(let r): r.bytes.count
+        }
+    }
+}
+
+/// An original ready to decode.
+struct Original: Sendable {
+    let data: [UInt8]
+    let metadata: OriginalMetadata
+    /// `.disk` or `.origin`.
+    let outcome: CacheOutcome
+}

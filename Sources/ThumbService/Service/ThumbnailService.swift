@@ -1,0 +1,170 @@
+import Dispatch
+import Foundation
+import Synchronization
+import ThumbImaging
+
+/// Serves thumbnails: memory cache, then one shared render per variant, then
+/// one shared download per source (SPEC §2, §3, §5, §6). Knows nothing of
+/// sockets; the HTTP handler adapts it.
+///
+/// Threads: `thumbnail(_:completion:)` is called on a socket thread and only
+/// does cache lookups there. Originals load on the fetch queue (blocking
+/// network and disk I/O); decoding, scaling and encoding run on the render
+/// queue's workers. `completion` is called exactly once, from any thread.
+public final class ThumbnailService: Sendable {
+    private let configuration: Mutex<ServiceConfiguration>
+    let memory: MemoryCache<MemoryKey, MemoryItem>
+    let disk: DiskStore?
+    let renders: RenderQueue
+    let counters = SharedCounters()
+    private let negative: NegativeCache
+    private let loader: OriginLoader
+    private let renderFlights = Coalescer<ThumbnailRequest, ThumbnailResult>()
+    private let originFlights = Coalescer<String, Original>()
+    private let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
+
+    public init(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.configuration = Mutex(configuration)
+        memory = MemoryCache(limitBytes: configuration.memoryCacheBytes)
+        self.disk = disk
+        renders = RenderQueue(workers: configuration.workers, maxQueue: configuration.maxQueue,
+                              memoryBudget: configuration.limits.maxDecodeMemoryBytes)
+        negative = NegativeCache(ttlSeconds: configuration.origin.negativeCacheSeconds, now: now)
+        loader = OriginLoader(fetcher: fetcher, disk: disk, counters: counters, now: now)
+    }
+
+    public var config: ServiceConfiguration { configuration.withLock { $0 } }
+
+    /// Answers one validated request.
+    public func thumbnail(_ request: ThumbnailRequest, priority: RenderQueue.Priority = .live,
+                          completion: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) {
+        let url = request.sourceURL
+        if case .rendition(let r)? = memory.get(.rendition(url: url, request.variant)) {
+            counters.withLock { $0.memoryHits += 1 }
+            completion(.success(ThumbnailResult(rendition: r, cache: .memory)))
+            return
+        }
+        let counted: @Sendable (Result<ThumbnailResult, ServiceError>) -> Void = { [counters] result in
+            if case .failure(.overloaded) = result { counters.withLock { $0.renderRejected += 1 } }
+            completion(result)
+        }
+        guard renderFlights.join(request, counted) else {
+            counters.withLock {
+                $0.memoryMisses += 1
+                $0.renderCoalesced += 1
+            }
+            return
+        }
+        if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
+            counters.withLock { $0.memoryHits += 1 }
+            submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
+                (try self.encode(request, bitmap: bitmap, sha256: sha), .memory)
+            }
+            return
+        }
+        counters.withLock { $0.memoryMisses += 1 }
+        if let failure = negative.lookup(url) {
+            renderFlights.complete(request, with: .failure(failure))
+            return
+        }
+        let joined = !originFlights.join(url) { [self] result in
+            switch result {
+            case .failure(let error): renderFlights.complete(request, with: .failure(error))
+            case .success(let original): render(request, from: original)
+            }
+        }
+        if joined {
+            counters.withLock { $0.originCoalesced += 1 }
+            return
+        }
+        let ttl = Double(config.diskStore.ttlSeconds)
+        fetchQueue.async { [self] in
+            let result: Result<Original, ServiceError>
+            do throws(ServiceError) {
+                result = .success(try loader.load(url, ttl: ttl) { changed in
+                    _ = memory.removeAll { $0.url == changed }
+                })
+            } catch {
+                negative.remember(url, error)
+                result = .failure(error)
+            }
+            originFlights.complete(url, with: result)
+        }
+    }
+
+    /// Plans on the calling (fetch) thread — the header probe is cheap and
+    /// gives the memory estimate — then decodes on a render worker.
+    private func render(_ request: ThumbnailRequest, from original: Original) {
+        let limits = config.pipelineLimits
+        let plan: RenderPlan
+        do {
+            plan = try ThumbnailPipeline.plan(source: original.data, variant: request.variant.prepared, limits: limits)
+        } catch {
+            negative.remember(request.sourceURL, error)
+            finishRender(request, .failure(error))
+            return
+        }
+        submitRender(request, cost: plan.estimatedMemory) { () throws(ServiceError) in
+            let bitmap: Bitmap
+            do throws(ServiceError) {
+                bitmap = try ThumbnailPipeline.prepare(source: original.data, plan: plan)
+            } catch {
+                self.negative.remember(request.sourceURL, error)
+                throw error
+            }
+            self.memory.insert(.prepared(bitmap, originalSHA256: original.metadata.sha256),
+                               for: .prepared(url: request.sourceURL, request.variant.prepared), cost: bitmap.byteCount)
+            return (try self.encode(request, bitmap: bitmap, sha256: original.metadata.sha256), original.outcome)
+        }
+    }
+
+    private func submitRender(_ request: ThumbnailRequest, cost: Int,
+                              _ work: @escaping @Sendable () throws(ServiceError) -> (Rendition, CacheOutcome)) {
+        do throws(ServiceError) {
+            try renders.submit(cost: cost) { [self] in
+                do throws(ServiceError) {
+                    let (rendition, outcome) = try work()
+                    finishRender(request, .success(ThumbnailResult(rendition: rendition, cache: outcome)))
+                } catch {
+                    finishRender(request, .failure(error))
+                }
+            }
+        } catch {
+            finishRender(request, .failure(error))
+        }
+    }
+
+    private func finishRender(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
+        counters.withLock {
+            if case .success = result { $0.renderCompleted += 1 } else { $0.renderFailures += 1 }
+        }
+        renderFlights.complete(request, with: result)
+    }
+
+    private func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String) throws(ServiceError) -> Rendition {
+        let encoded = try ThumbnailPipeline.encode(bitmap, format: request.variant.format,
+                                                   quality: request.variant.quality)
+        let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
+                                  width: encoded.width, height: encoded.height,
+                                  etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
+        memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant),
+                      cost: rendition.bytes.count)
+        return rendition
+    }
+
+    /// Forgets a source (SPEC §2 `DELETE /cache`): its original on disk, every
+    /// prepared variant in memory and a remembered failure. Returns how many.
+    public func purge(_ url: String) -> Int {
+        var removed = memory.removeAll { $0.url == url }
+        if disk?.remove(url: url) == true { removed += 1 }
+        if negative.forget(url) { removed += 1 }
+        return removed
+    }
+}
+
+extension ServiceConfiguration {
+    var pipelineLimits: PipelineLimits {
+        PipelineLimits(maxSourcePixels: limits.maxSourcePixels, maxOutputDimension: limits.maxOutputDimension)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ThumbService
+
+/// An origin seam serving one real JPEG from the codec fixtures, slowly enough
+/// that concurrent requests overlap, counting every fetch.
+private final class FixtureOrigin: OriginFetching {
+    let body: [UInt8]
+    let fetches = Mutex(0)
+
+    init() {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../ThumbCodecTests/Fixtures/rocket.jpg").standardized.path
+        body = [UInt8](FileManager.default.contents(atPath: path)!)
+    }
+
+    func fetch(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+        fetches.withLock { $0 += 1 }
+        usleep(100_000)
+        if url.hasSuffix("/missing.jpg") { throw .sourceNotFound }
+        return .fetched(body: body, etag: "\"v1\"", lastModified: nil, finalURL: url)
+    }
+}
+
+@Suite struct ThumbnailServiceTests {
+    private func request(_ url: String, w: Int) throws -> ThumbnailRequest {
+        try ThumbnailRequest(query: [("url", url), ("w", String(w))], config: ServiceConfiguration())
+    }
+
+    private func answer(_ service: ThumbnailService, _ r: ThumbnailRequest) -> Result<ThumbnailResult, ServiceError> {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
+        service.thumbnail(r) { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0! }
+    }
+
+    @Test func identicalConcurrentRequestsShareOneDownloadAndOneRender() throws {
+        let origin = FixtureOrigin()
+        let service = ThumbnailService(configuration: ServiceConfiguration(), fetcher: origin, disk: nil)
+        let r = try request("https://img.example/rocket.jpg", w: 120)
+        let results = Mutex<[Result<ThumbnailResult, ServiceError>]>([])
+        let group = DispatchGroup()
+        // thumbnail() never blocks, so 30 calls in a row are 30 requests in flight at once.
+        for _ in 0..<30 {
+            group.enter()
+            service.thumbnail(r) { result in
+                results.withLock { $0.append(result) }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        let all = results.withLock { $0 }
+        #expect(all.count == 30 && origin.fetches.withLock { $0 } == 1)
+        let renditions = all.compactMap { try? $0.get().rendition }
+        #expect(renditions.count == 30)
+        #expect(Set(renditions.map(\.bytes)).count == 1 && Set(renditions.map(\.etag)).count == 1)
+        #expect(renditions[0].width == 120 && renditions[0].height == 80 && renditions[0].contentType == "image/jpeg")
+        let c = service.counters.withLock { $0 }
+        #expect(c.renderCompleted == 1 && c.renderCoalesced == 29 && c.originFetches == 1)
+
+        // The next identical request is a memory hit; the origin is not asked again.
+        let again = try answer(service, r).get()
+        #expect(again.cache == .memory && again.rendition.bytes == renditions[0].bytes)
+        #expect(origin.fetches.withLock { $0 } == 1)
+    }
+
+    @Test func failuresAreRememberedAndPurgeForgetsThem() throws {
+        let origin = FixtureOrigin()
+        let service = ThumbnailService(configuration: ServiceConfiguration(), fetcher: origin, disk: nil)
+        let missing = try request("https://img.example/missing.jpg", w: 50)
+        #expect(throws: ServiceError.sourceNotFound) { try answer(service, missing).get() }
+        #expect(throws: ServiceError.sourceNotFound) { try answer(service, missing).get() }
+        #expect(origin.fetches.withLock { $0 } == 1, "the second failure was replayed")
+        #expect(service.purge("https://img.example/missing.jpg") == 1)
+        #expect(throws: ServiceError.sourceNotFound) { try answer(service, missing).get() }
+        #expect(origin.fetches.withLock { $0 } == 2)
+    }
+}
