@@ -1,2 +1,0 @@
-/// The `Server` header value thumbd's HTTP layer sends.
-public let httpServerName = "thumbd"

@@ -1,0 +1,81 @@
+import Testing
+@testable import ThumbHTTP
+
+@Suite struct RequestParserTests {
+    private func parseAll(_ text: String, maxHeaderBytes: Int = 16_384, chunk: Int? = nil) -> [RequestParser.Event] {
+        var parser = RequestParser(maxHeaderBytes: maxHeaderBytes)
+        var events: [RequestParser.Event] = []
+        let bytes = Array(text.utf8)
+        let step = chunk ?? max(1, bytes.count)
+        var i = 0
+        repeat {
+            parser.append(bytes[i..<min(i + step, bytes.count)])
+            i += step
+            while let e = parser.next() { events.append(e) }
+        } while i < bytes.count
+        return events
+    }
+
+    private func requests(_ events: [RequestParser.Event]) -> [HTTPRequest] {
+        events.compactMap { if case .request(let r) = $0 { r } else { nil } }
+    }
+
+    private func error(_ events: [RequestParser.Event]) -> HTTPError? {
+        events.compactMap { if case .error(let e) = $0 { e } else { nil } }.first
+    }
+
+    @Test func parsesARequestWithDecodedPathAndQuery() throws {
+        let text = "GET /thumbnail?url=https%3A%2F%2Fex.com%2Fa%20b.jpg&w=200&x=a+b&&flag HTTP/1.1\r\nHost: h\r\nX-A:  v \r\n\r\n"
+        let r = try #require(requests(parseAll(text)).first)
+        #expect(r.method == "GET" && r.path == "/thumbnail" && r.minorVersion == 1)
+        #expect(r.target == "/thumbnail?url=https%3A%2F%2Fex.com%2Fa%20b.jpg&w=200&x=a+b&&flag")
+        #expect(r.query.map(\.name) == ["url", "w", "x", "flag"])
+        #expect(r.query.map(\.value) == ["https://ex.com/a b.jpg", "200", "a b", ""])
+        #expect(r.header("host") == "h" && r.header("X-A") == "v" && r.keepAlive)
+    }
+
+    @Test func byteAtATimeEqualsOneShotAndPipeliningKeepsOrder() {
+        let text = "GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /c HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+        for chunk in [nil, 1, 3, 7] {
+            let rs = requests(parseAll(text, chunk: chunk))
+            #expect(rs.map(\.path) == ["/a", "/b", "/c"])
+            #expect(rs.count == 3 && rs[1].body == Array("hello".utf8) && rs[2].minorVersion == 0 && rs[2].keepAlive)
+        }
+    }
+
+    @Test func connectionSemantics() {
+        #expect(!requests(parseAll("GET / HTTP/1.0\r\n\r\n"))[0].keepAlive)
+        #expect(!requests(parseAll("GET / HTTP/1.1\r\nConnection: close\r\n\r\n"))[0].keepAlive)
+        #expect(requests(parseAll("GET / HTTP/1.1\r\nConnection: Keep-Alive\r\n\r\n"))[0].keepAlive)
+    }
+
+    @Test(arguments: [
+        ("GET /\r\n\r\n", 400), ("GET / HTTP/2.0\r\n\r\n", 400), ("GET http://x/ HTTP/1.1\r\n\r\n", 400),
+        ("G@T / HTTP/1.1\r\n\r\n", 400), ("GET /%zz HTTP/1.1\r\n\r\n", 400), ("GET /?a=%4 HTTP/1.1\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nBad Header: x\r\n\r\n", 400), ("GET / HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411),
+        ("POST / HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n", 413),
+    ])
+    func malformedRequestsGetTheirStatus(_ text: String, _ status: Int) {
+        #expect(error(parseAll(text))?.status == status)
+        #expect(error(parseAll(text, chunk: 1))?.status == status)
+    }
+
+    @Test func limits() {
+        let longTarget = "GET /" + String(repeating: "a", count: 8200) + " HTTP/1.1\r\n\r\n"
+        #expect(error(parseAll(longTarget))?.status == 414)
+        #expect(error(parseAll(String(longTarget.prefix(8400)), chunk: 100))?.status == 414, "before the line ends")
+        let bigHead = "GET / HTTP/1.1\r\n" + String(repeating: "X-Pad: " + String(repeating: "p", count: 90) + "\r\n", count: 30) + "\r\n"
+        #expect(error(parseAll(bigHead, maxHeaderBytes: 2048))?.status == 431)
+        #expect(error(parseAll(String(bigHead.prefix(2500)), maxHeaderBytes: 2048, chunk: 50))?.status == 431)
+        #expect(requests(parseAll(bigHead, maxHeaderBytes: 16_384)).count == 1)
+    }
+
+    @Test func errorResponsesCarryTheJSONBody() {
+        let r = HTTPError(status: 431, code: "headers_too_large", message: "a \"b\"").response
+        #expect(r.status == 431 && r.header("content-type") == "application/json")
+        #expect(String(decoding: r.body, as: UTF8.self) == #"{"error":"headers_too_large","message":"a \"b\""}"#)
+    }
+}

@@ -1,6 +1,0 @@
-import Testing
-import ThumbHTTP
-
-@Test func serverNameIsThumbd() {
-    #expect(httpServerName == "thumbd")
-}
