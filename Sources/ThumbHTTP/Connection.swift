@@ -1,0 +1,219 @@
+@preconcurrency import Dispatch
+import Foundation
+import Glibc
+
+/// One client connection, driven by Dispatch read/write sources on its own
+/// serial queue. All mutable state is touched only on `queue`.
+final class Connection: @unchecked Sendable {
+    let id: Int
+    let fd: Int32
+    let queue: DispatchQueue
+    private unowned let server: HTTPServer
+    private var parser: RequestParser
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var timer: DispatchSourceTimer?
+    private var readSuspended = false
+    private var writeSuspended = true
+    private var inFlight: (responder: Responder, method: String, path: String, keepAlive: Bool, started: DispatchTime)?
+    private var output: [UInt8] = []        // head of the response being written
+    private var outputBody: [UInt8] = []    // its body, shared with the cache (no copy)
+    private var written = 0
+    private var closeAfterWrite = false
+    private var closed = false
+    private var timerIsForHead = true
+    var draining = false
+
+    init(id: Int, fd: Int32, queue: DispatchQueue, server: HTTPServer, maxHeaderBytes: Int) {
+        self.id = id
+        self.fd = fd
+        self.queue = queue
+        self.server = server
+        parser = RequestParser(maxHeaderBytes: maxHeaderBytes)
+    }
+
+    func start() {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        read.setEventHandler { [self] in onReadable() }
+        readSource = read
+        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        write.setEventHandler { [self] in flush() }
+        writeSource = write
+        arm(head: true)
+        read.resume()
+    }
+
+    /// Idle connections close at once on drain; busy ones after their response.
+    func beginDrain() {
+        draining = true
+        if inFlight == nil && !parser.hasPartialRequest { close() }
+    }
+
+    private func arm(head: Bool) {
+        timer?.cancel()
+        let seconds = head ? server.configuration.requestTimeoutSeconds : server.configuration.idleTimeoutSeconds
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.schedule(deadline: .now() + seconds)
+        t.setEventHandler { [self] in onTimeout() }
+        timerIsForHead = head
+        timer = t
+        t.resume()
+    }
+
+    private func onTimeout() {
+        guard !closed, inFlight == nil else { return }
+        if timerIsForHead {
+            send(HTTPError.requestTimeout.response, method: "-", path: "-", keepAlive: false)
+        } else {
+            close()
+        }
+    }
+
+    private func onReadable() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EAGAIN || errno == EINTR { return }
+            close()
+            return
+        }
+        if n == 0 {
+            close()
+            return
+        }
+        let hadPartial = parser.hasPartialRequest
+        parser.append(buffer[0..<n])
+        // Later requests: the head timeout counts from their first byte (SPEC §6, 408).
+        if !hadPartial && inFlight == nil && !timerIsForHead { arm(head: true) }
+        // While a response is pending, keep reading (so a client that leaves is
+        // noticed and its work cancelled) but buffer at most one more request's worth.
+        if inFlight != nil && parser.bufferedBytes > server.configuration.maxHeaderBytes + 65536 { pauseReading() }
+        processNext()
+    }
+
+    private func processNext() {
+        guard !closed, inFlight == nil else { return }
+        switch parser.next() {
+        case nil:
+            // Stop reading if the client sends more than a request head's worth
+            // of bytes nobody asked for yet (back-pressure for pipelining).
+            if parser.bufferedBytes > RequestParser.maxBodyBytes + 65536 { pauseReading() }
+        case .error(let error)?:
+            send(error.response, method: "-", path: "-", keepAlive: false)
+        case .request(let request)?:
+            timer?.cancel()
+            let keepAlive = request.keepAlive && !draining
+            let responder = Responder { [weak self] response in
+                guard let self else { return }
+                self.queue.async { self.deliver(response, head: request.method == "HEAD") }
+            }
+            inFlight = (responder, request.method, request.path, keepAlive, .now())
+            server.requestStarted()
+            server.handler(request, responder)
+        }
+    }
+
+    private func deliver(_ response: HTTPResponse, head: Bool) {
+        guard let flight = inFlight, !closed else { return }
+        var response = response
+        if head { response.omitBody = true }
+        send(response, method: flight.method, path: flight.path, keepAlive: flight.keepAlive && !draining)
+    }
+
+    private func send(_ response: HTTPResponse, method: String, path: String, keepAlive: Bool) {
+        var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reason(response.status))\r\nDate: \(HTTPDate.now())\r\nServer: thumbd\r\nContent-Length: \(response.body.count)\r\n"
+        head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
+        for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+        head += "\r\n"
+        output = Array(head.utf8)
+        outputBody = response.omitBody || response.status == 304 ? [] : response.body
+        written = 0
+        closeAfterWrite = !keepAlive
+        let started = inFlight?.started ?? .now()
+        server.responded(ResponseRecord(method: method, path: path, status: response.status, bodyBytes: outputBody.count,
+                                        milliseconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6,
+                                        cache: response.header("X-Cache")), wasRequest: inFlight != nil)
+        flush()
+    }
+
+    /// Writes head and body with one writev per attempt; what the socket does
+    /// not take now waits for the write source (no extra copy is buffered).
+    private func flush() {
+        guard !closed else { return }
+        let total = output.count + outputBody.count
+        while written < total {
+            let n = output.withUnsafeBytes { head in
+                outputBody.withUnsafeBytes { body in
+                    var iov: [iovec] = []
+                    if written < head.count {
+                        iov.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress! + written),
+                                         iov_len: head.count - written))
+                        if body.count > 0 { iov.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress!), iov_len: body.count)) }
+                    } else {
+                        let offset = written - head.count
+                        iov.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + offset), iov_len: body.count - offset))
+                    }
+                    return writev(fd, iov, Int32(iov.count))
+                }
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN {
+                    if writeSuspended { writeSuspended = false; writeSource?.resume() }
+                    return
+                }
+                close()
+                return
+            }
+            written += n
+        }
+        if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
+        output = []
+        outputBody = []
+        let hadFlight = inFlight != nil
+        inFlight = nil
+        if hadFlight { server.requestFinished() }
+        if closeAfterWrite || draining {
+            close()
+            return
+        }
+        resumeReading()
+        if parser.hasPartialRequest { arm(head: true) } else { arm(head: false) }
+        processNext()
+    }
+
+    private func pauseReading() {
+        if !readSuspended { readSuspended = true; readSource?.suspend() }
+    }
+
+    private func resumeReading() {
+        if readSuspended { readSuspended = false; readSource?.resume() }
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        timer?.cancel()
+        inFlight?.responder.cancel()
+        if inFlight != nil { server.requestFinished() }
+        inFlight = nil
+        // A suspended source must be resumed before it is cancelled, or Dispatch traps.
+        if readSuspended { readSource?.resume() }
+        if writeSuspended { writeSource?.resume() }
+        // The descriptor may only close once both sources have finished cancelling.
+        let fd = self.fd
+        var pending = 2
+        let closeWhenBothCancelled = { pending -= 1; if pending == 0 { Glibc.close(fd) } }
+        readSource?.setCancelHandler(handler: closeWhenBothCancelled)
+        writeSource?.setCancelHandler(handler: closeWhenBothCancelled)
+        readSource?.cancel()
+        writeSource?.cancel()
+        readSource = nil
+        writeSource = nil
+        output = []
+        outputBody = []
+        server.connectionClosed(self)
+    }
+}

@@ -1,0 +1,137 @@
+@preconcurrency import Dispatch
+import Foundation
+import Glibc
+import CThumbSys
+import Synchronization
+
+/// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources.
+/// It knows nothing of images; `handler` answers requests.
+public final class HTTPServer: @unchecked Sendable {
+    let configuration: HTTPServerConfiguration
+    let handler: HTTPHandler
+    /// Called after every response (access log); keep it cheap.
+    public var onResponse: (@Sendable (ResponseRecord) -> Void)?
+
+    private struct State {
+        var stats = ServerStatistics()
+        var connections: [Int: Connection] = [:]
+        var nextID = 0
+        var draining = false
+        var drainCompletion: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+    private let acceptQueue = DispatchQueue(label: "thumbd.accept")
+    private let ioQueues: [DispatchQueue]
+    private var listeners: [(fd: Int32, source: DispatchSourceRead)] = []
+
+    public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
+        self.configuration = configuration
+        self.handler = handler
+        ioQueues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
+            DispatchQueue(label: "thumbd.io.\($0)")
+        }
+    }
+
+    /// Starts listening; returns the bound port for `inet` addresses (useful with port 0).
+    @discardableResult
+    public func listen(_ address: ListenAddress) throws(SocketError) -> UInt16 {
+        let fd = try Socket.listen(address)
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
+        source.setEventHandler { [self] in acceptAll(fd, source) }
+        source.setCancelHandler { Glibc.close(fd) }
+        acceptQueue.sync { listeners.append((fd, source)) }
+        source.resume()
+        if case .inet = address { return Socket.boundPort(fd) }
+        return 0
+    }
+
+    public var statistics: ServerStatistics { state.withLock { $0.stats } }
+
+    /// True once a drain started: `/healthz` answers 503 from then on.
+    public var isDraining: Bool { state.withLock { $0.draining } }
+
+    private func acceptAll(_ fd: Int32, _ source: DispatchSourceRead) {
+        while true {
+            let client = thumbd_accept_nonblocking(fd, nil, nil)
+            if client < 0 {
+                if errno == EMFILE || errno == ENFILE {
+                    // Out of descriptors: pause accepting briefly instead of spinning.
+                    source.suspend()
+                    acceptQueue.asyncAfter(deadline: .now() + 0.1) { source.resume() }
+                }
+                return
+            }
+            let connection: Connection? = state.withLock { s in
+                s.stats.connectionsAccepted += 1
+                guard !s.draining, s.connections.count < configuration.maxConnections else { return nil }
+                s.nextID += 1
+                let c = Connection(id: s.nextID, fd: client, queue: ioQueues[s.nextID % ioQueues.count],
+                                   server: self, maxHeaderBytes: configuration.maxHeaderBytes)
+                s.connections[c.id] = c
+                s.stats.connectionsOpen = s.connections.count
+                return c
+            }
+            guard let connection else {
+                Glibc.close(client)   // over maxConnections: accepted and closed at once
+                continue
+            }
+            connection.queue.async { connection.start() }
+        }
+    }
+
+    func requestStarted() {
+        state.withLock { $0.stats.requestsActive += 1 }
+    }
+
+    func requestFinished() {
+        state.withLock { $0.stats.requestsActive -= 1 }
+    }
+
+    func responded(_ record: ResponseRecord, wasRequest: Bool) {
+        state.withLock { s in
+            s.stats.requestsTotal += 1
+            s.stats.byStatus[record.status, default: 0] += 1
+        }
+        onResponse?(record)
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        let completion: (@Sendable () -> Void)? = state.withLock { s in
+            s.connections[connection.id] = nil
+            s.stats.connectionsOpen = s.connections.count
+            guard s.draining, s.connections.isEmpty else { return nil }
+            defer { s.drainCompletion = nil }
+            return s.drainCompletion
+        }
+        completion?()
+    }
+
+    /// Graceful drain (SPEC §10): stop accepting, close idle connections, let
+    /// requests in flight finish until `deadline`, then close the rest.
+    /// `completion` runs once, when no connection is left.
+    public func drain(deadline seconds: Double, completion: @escaping @Sendable () -> Void) {
+        acceptQueue.sync {
+            for l in listeners { l.source.cancel() }
+            listeners = []
+        }
+        let connections: [Connection] = state.withLock { s in
+            s.draining = true
+            s.drainCompletion = completion
+            return Array(s.connections.values)
+        }
+        if connections.isEmpty {
+            let done = state.withLock { s -> (@Sendable () -> Void)? in
+                defer { s.drainCompletion = nil }
+                return s.drainCompletion
+            }
+            done?()
+            return
+        }
+        for c in connections { c.queue.async { c.beginDrain() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            let rest = state.withLock { Array($0.connections.values) }
+            for c in rest { c.queue.async { c.close() } }
+        }
+    }
+}

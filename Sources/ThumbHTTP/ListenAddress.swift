@@ -1,0 +1,41 @@
+import Glibc
+
+/// Where the server listens (SPEC §8 `listen`): `HOST:PORT`, `[IPv6]:PORT`,
+/// `unix:/path`, or a socket inherited from systemd.
+public enum ListenAddress: Equatable, Sendable, CustomStringConvertible {
+    case inet(host: String, port: UInt16)
+    case unix(path: String)
+    /// An already-listening descriptor (socket activation, fd 3).
+    case inherited(fd: Int32)
+
+    /// Parses `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080` or `unix:/run/thumbd.sock`.
+    public init?(_ text: String) {
+        if text.hasPrefix("unix:") {
+            let path = String(text.dropFirst(5))
+            guard !path.isEmpty else { return nil }
+            self = .unix(path: path)
+            return
+        }
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self = .inet(host: host, port: port)
+    }
+
+    public var description: String {
+        switch self {
+        case .inet(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .unix(let path): "unix:\(path)"
+        case .inherited(let fd): "fd:\(fd)"
+        }
+    }
+
+    /// The socket systemd passed (SPEC §10): `LISTEN_FDS=1` and `LISTEN_PID`
+    /// equal to our pid mean fd 3 is ours. Pure, so tests can feed it values.
+    public static func inherited(listenFDs: String?, listenPID: String?, pid: Int32) -> ListenAddress? {
+        guard let fds = listenFDs.flatMap({ Int($0) }), fds >= 1,
+              let owner = listenPID.flatMap({ Int32($0) }), owner == pid else { return nil }
+        return .inherited(fd: 3)
+    }
+}
