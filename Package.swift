@@ -37,6 +37,8 @@ let package = Package(
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
         .executableTarget(name: "FuzzCodec", dependencies: ["ThumbCodec", "ThumbImaging"]),
+        .executableTarget(name: "FuzzHTTPParser", dependencies: ["ThumbHTTP"]),
+        .executableTarget(name: "HTTPBench", dependencies: ["ThumbHTTP"]),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# HTTP benchmark (issue 3): thumbd's HTTP layer serving a 20 KB body from memory
+# (HTTPBench, release build) beside nginx (worker_processes 1) serving the same
+# file, both on 127.0.0.1, with wrk -t1 -c64 -d10s --latency, alternating for
+# ROUNDS rounds; prints medians of req/s and p99 and the ratios.
+# Usage: Tests/Benchmarks/http-vs-nginx.sh [ROUNDS]      (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS=${1:-3}
+bash .ci/deps.sh wrk nginx-light libvips-tools libjpeg-turbo-progs
+INPUTS=.build-bench-inputs
+bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
+swift build -c release --product HTTPBench >/dev/null
+BIN=$(swift build -c release --show-bin-path)/HTTPBench
+WORK=$(mktemp -d)
+cp "$INPUTS/thumb-20k.jpg" "$WORK/thumb.jpg"
+cat > "$WORK/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $WORK; proxy_temp_path $WORK; fastcgi_temp_path $WORK; uwsgi_temp_path $WORK; scgi_temp_path $WORK;
+  server { listen 127.0.0.1:18081; location / { root $WORK; try_files /thumb.jpg =404; } }
+}
+CONF
+"$BIN" 18080 "$WORK/thumb.jpg" >/dev/null & THUMBD=$!
+nginx -c "$WORK/nginx.conf" & NGINX=$!
+trap 'kill $THUMBD $NGINX 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+sleep 1
+run() { # prints "req/s p99_ms"
+  wrk -t1 -c64 -d10s --latency "http://127.0.0.1:$1/thumb.jpg" | awk '
+    /Requests\/sec/ {rps=$2}
+    /^ +99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; p99=v}
+    END {print rps, p99}'
+}
+for i in $(seq "$ROUNDS"); do
+  echo "thumbd $(run 18080)" >> "$WORK/results"
+  echo "nginx $(run 18081)" >> "$WORK/results"
+done
+python3 - "$WORK/results" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+def med(name, i): return statistics.median(float(r[i]) for r in rows if r[0] == name)
+t_rps, n_rps, t_p99, n_p99 = med("thumbd", 1), med("nginx", 1), med("thumbd", 2), med("nginx", 2)
+print("| server | req/s (median) | p99 ms (median) |\n|---|---|---|")
+print(f"| thumbd HTTP layer | {t_rps:.0f} | {t_p99:.2f} |\n| nginx (1 worker) | {n_rps:.0f} | {n_p99:.2f} |")
+print(f"\nreq/s ratio thumbd/nginx: {t_rps / n_rps:.2f} (target >= 0.7); p99 ratio: {t_p99 / n_p99:.2f} (target <= 2)")
+print("raw:", rows)
+PY
