@@ -2,12 +2,29 @@
 import Foundation
 import Glibc
 
+/// A serial I/O queue and the read buffer its connections share: they never
+/// read at the same time, so one 64 KiB buffer per queue serves them all.
+final class IOQueue: @unchecked Sendable {
+    let queue: DispatchQueue
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    private static let key = DispatchSpecificKey<ObjectIdentifier>()
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+        queue.setSpecific(key: Self.key, value: ObjectIdentifier(self))
+    }
+
+    /// True when the caller is already running on this queue.
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self) }
+}
+
 /// One client connection, driven by Dispatch read/write sources on its own
 /// serial queue. All mutable state is touched only on `queue`.
 final class Connection: @unchecked Sendable {
     let id: Int
     let fd: Int32
-    let queue: DispatchQueue
+    let io: IOQueue
+    var queue: DispatchQueue { io.queue }
     private unowned let server: HTTPServer
     private var parser: RequestParser
     private var readSource: DispatchSourceRead?
@@ -24,10 +41,10 @@ final class Connection: @unchecked Sendable {
     private var timerIsForHead = true
     var draining = false
 
-    init(id: Int, fd: Int32, queue: DispatchQueue, server: HTTPServer, maxHeaderBytes: Int) {
+    init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, maxHeaderBytes: Int) {
         self.id = id
         self.fd = fd
-        self.queue = queue
+        self.io = io
         self.server = server
         parser = RequestParser(maxHeaderBytes: maxHeaderBytes)
     }
@@ -72,8 +89,7 @@ final class Connection: @unchecked Sendable {
     }
 
     private func onReadable() {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let n = io.readBuffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         if n < 0 {
             if errno == EAGAIN || errno == EINTR { return }
             close()
@@ -84,7 +100,7 @@ final class Connection: @unchecked Sendable {
             return
         }
         let hadPartial = parser.hasPartialRequest
-        parser.append(buffer[0..<n])
+        parser.append(io.readBuffer[0..<n])
         // Later requests: the head timeout counts from their first byte (SPEC §6, 408).
         if !hadPartial && inFlight == nil && !timerIsForHead { arm(head: true) }
         // While a response is pending, keep reading (so a client that leaves is
@@ -105,9 +121,15 @@ final class Connection: @unchecked Sendable {
         case .request(let request)?:
             timer?.cancel()
             let keepAlive = request.keepAlive && !draining
+            let isHead = request.method == "HEAD"
             let responder = Responder { [weak self] response in
                 guard let self else { return }
-                self.queue.async { self.deliver(response, head: request.method == "HEAD") }
+                // A handler answering at once (a cache hit) needs no queue hop.
+                if self.io.isCurrent {
+                    self.deliver(response, head: isHead)
+                } else {
+                    self.queue.async { self.deliver(response, head: isHead) }
+                }
             }
             inFlight = (responder, request.method, request.path, keepAlive, .now())
             server.requestStarted()

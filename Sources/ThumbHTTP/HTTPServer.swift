@@ -22,14 +22,14 @@ public final class HTTPServer: @unchecked Sendable {
 
     private let state = Mutex(State())
     private let acceptQueue = DispatchQueue(label: "thumbd.accept")
-    private let ioQueues: [DispatchQueue]
+    private let ioQueues: [IOQueue]
     private var listeners: [(fd: Int32, source: DispatchSourceRead)] = []
 
     public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
         self.configuration = configuration
         self.handler = handler
         ioQueues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
-            DispatchQueue(label: "thumbd.io.\($0)")
+            IOQueue(label: "thumbd.io.\($0)")
         }
     }
 
@@ -66,7 +66,7 @@ public final class HTTPServer: @unchecked Sendable {
                 s.stats.connectionsAccepted += 1
                 guard !s.draining, s.connections.count < configuration.maxConnections else { return nil }
                 s.nextID += 1
-                let c = Connection(id: s.nextID, fd: client, queue: ioQueues[s.nextID % ioQueues.count],
+                let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
                                    server: self, maxHeaderBytes: configuration.maxHeaderBytes)
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count

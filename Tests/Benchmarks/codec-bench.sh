@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${1:-15}
 bash .ci/deps.sh libvips-tools libjpeg-turbo-progs hyperfine gcc
-INPUTS=.build-bench-inputs
+INPUTS="$PWD/.build-bench-inputs"   # absolute: vipsthumbnail -o resolves relative names against the input's folder
 bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
 swift build -c release --product thumbd >/dev/null
 swift build -c release --product ThumbBench >/dev/null

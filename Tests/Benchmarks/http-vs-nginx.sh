@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 bash .ci/deps.sh wrk nginx-light libvips-tools libjpeg-turbo-progs
-INPUTS=.build-bench-inputs
+INPUTS="$PWD/.build-bench-inputs"   # absolute: vipsthumbnail -o resolves relative names against the input's folder
 bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
 swift build -c release --product HTTPBench >/dev/null
 BIN=$(swift build -c release --show-bin-path)/HTTPBench
