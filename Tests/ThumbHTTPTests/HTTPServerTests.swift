@@ -168,6 +168,29 @@ final class Counter: Sendable {
         #expect(client.readResponse()?.text == "GET /after  0")
     }
 
+    /// A client that requests a 64 MiB body five times and never reads: the
+    /// server holds the one shared body and what the socket has not taken, not
+    /// a copy per response.
+    @Test func aClientThatStopsReadingDoesNotGrowServerMemory() throws {
+        let huge = [UInt8](repeating: 1, count: 64 << 20)
+        let server = HTTPServer(configuration: HTTPServerConfiguration()) { _, responder in
+            responder.respond(HTTPResponse(status: 200, body: huge))
+        }
+        let port = try server.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
+        func residentBytes() -> Int {
+            let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
+            return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+        }
+        let before = residentBytes()
+        let client = try TestClient(port: port)
+        client.send(String(repeating: "GET /huge HTTP/1.1\r\n\r\n", count: 5))
+        #expect(waitUntil { server.statistics.requestsActive == 1 })
+        usleep(500_000)
+        #expect(residentBytes() - before < 32 << 20, "grew by \((residentBytes() - before) >> 20) MiB")
+        #expect(server.statistics.requestsTotal <= 1, "later responses wait for the first to drain")
+        _ = client
+    }
+
     @Test func unixAndIPv6Listeners() throws {
         let (server, _) = try Self.makeServer()
         let path = NSTemporaryDirectory() + "thumbd-\(UUID().uuidString.prefix(8)).sock"
