@@ -154,7 +154,9 @@ final class Connection: @unchecked Sendable {
     }
 
     private func send(_ response: HTTPResponse, method: String, path: String, keepAlive: Bool) {
-        var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reason(response.status))\r\nDate: \(HTTPDate.now())\r\nServer: thumbd\r\nContent-Length: \(response.body.count)\r\n"
+        var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reason(response.status))\r\nDate: \(HTTPDate.now())\r\nServer: thumbd\r\n"
+        // A 304 describes a representation it does not carry: no Content-Length.
+        if response.status != 304 { head += "Content-Length: \(response.body.count)\r\n" }
         head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
