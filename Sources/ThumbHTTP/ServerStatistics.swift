@@ -6,6 +6,8 @@ public struct ServerStatistics: Equatable, Sendable {
     public var requestsActive = 0
     /// Responses by status code, the server's own error responses included.
     public var byStatus: [Int: Int] = [:]
+
+    public init() {}
 }
 
 /// One completed response, for the access log.

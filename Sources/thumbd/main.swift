@@ -1,4 +1,5 @@
 import Foundation
+import ThumbService
 
 // Entry point: parse the command line, run one command, exit with its status
 // (SPEC §9: 0 success, 1 runtime failure, 2 usage or configuration error).
@@ -17,7 +18,14 @@ case .version:
     print(versionText)
 case .thumbnail(let thumbnail):
     exit(thumbnail.run())
-case .serve, .checkConfig:
-    FileHandle.standardError.write(Data("thumbd: the service is not built yet (issue 4)\n".utf8))
-    exit(1)
+case .serve(let configPath, let listen):
+    exit(Serve.run(configPath: configPath, listen: listen))
+case .checkConfig(let path):
+    do {
+        let config = try ServiceConfiguration.load(path: path)
+        print(config.json.serialized(indent: 2))
+    } catch {
+        FileHandle.standardError.write(Data("thumbd: \(error)\n".utf8))
+        exit(2)
+    }
 }

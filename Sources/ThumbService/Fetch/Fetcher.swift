@@ -1,0 +1,69 @@
+import Foundation
+
+/// Downloads originals under the SSRF rules of SPEC §6: host allowlist and
+/// address classes checked on the first URL and on every redirect, plain
+/// `http` connected to exactly the address checked, `https` through
+/// URLSession only after every resolved address passed.
+public final class Fetcher: OriginFetching {
+    private let policy: FetchPolicy
+    private let resolver: Resolver
+
+    public init(policy: FetchPolicy, resolver: @escaping Resolver = SystemResolver.resolve) {
+        self.policy = policy
+        self.resolver = resolver
+    }
+
+    public func fetch(_ text: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+        let deadline = Date().timeIntervalSince1970 + policy.totalTimeout
+        var url = try SourceURL(text)
+        var redirects = 0
+        while true {
+            try policy.checkHost(url)
+            let response = try get(url, conditional: redirects == 0 ? conditional : nil, deadline: deadline)
+            switch response.status {
+            case 200..<300:
+                return .fetched(body: response.body, etag: response.headers["etag"],
+                                lastModified: response.headers["last-modified"], finalURL: url.absolute)
+            case 304 where conditional != nil && redirects == 0:
+                return .notModified(etag: response.headers["etag"], lastModified: response.headers["last-modified"])
+            case 301, 302, 303, 307, 308:
+                guard let location = response.headers["location"] else { throw .originError("redirect without Location") }
+                redirects += 1
+                guard redirects <= policy.maxRedirects else { throw .originError("too many redirects (over \(policy.maxRedirects))") }
+                url = try url.resolve(location)
+            case 404, 410:
+                throw .sourceNotFound
+            default:
+                throw .originError("origin answered \(response.status)")
+            }
+        }
+    }
+
+    private func get(_ url: SourceURL, conditional: Conditional?, deadline: Double) throws(ServiceError) -> OriginResponse {
+        let addresses: [ResolvedAddress]
+        if let literal = IPAddress(url.host) {
+            addresses = resolver(literal.description, url.port).filter { $0.ip == literal }
+        } else {
+            addresses = resolver(url.host, url.port)
+        }
+        guard !addresses.isEmpty else { throw .originError("cannot resolve \(url.host)") }
+        if url.scheme == "https" {
+            // URLSession resolves again; that is safe only if every answer passes.
+            for address in addresses { try policy.checkAddress(address.ip) }
+            return try HTTPSClient(policy: policy).get(url, conditional: conditional, deadline: deadline)
+        }
+        var lastError = ServiceError.originError("cannot connect to \(url.host)")
+        for address in addresses {
+            try policy.checkAddress(address.ip)
+            do {
+                return try PlainHTTPClient(policy: policy).get(url, address: address, conditional: conditional,
+                                                               deadline: deadline)
+            } catch {
+                // Another address may answer; limits and timeouts end the attempt.
+                guard case .originError = error else { throw error }
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+}
