@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
-        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService"]),
+        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbHTTP"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd"]),
     ]
 )

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import ThumbService
+
+/// The fetcher against a real origin on 127.0.0.1 (private networks allowed,
+/// since loopback is the only place tests may connect to).
+@Suite(.serialized) struct FetcherTests {
+    private func fetcher(_ change: (inout ServiceConfiguration) -> Void = { _ in }) -> Fetcher {
+        var c = ServiceConfiguration()
+        c.origin.allowPrivateNetworks = true
+        c.origin.timeoutSeconds = 0.8
+        c.limits.maxSourceBytes = 1 << 20
+        change(&c)
+        return Fetcher(policy: FetchPolicy(configuration: c))
+    }
+
+    @Test func fetchesBytesWithValidatorsAndAnswers304ToAConditionalRequest() throws {
+        let origin = try TestOrigin()
+        guard case .fetched(let body, let etag, let lm, _) = try fetcher().fetch(origin.url("/cat.jpg"), conditional: nil) else {
+            Issue.record("not fetched"); return
+        }
+        #expect(body == TestOrigin.jpeg && etag == "\"v1\"" && lm == "Sun, 22 Nov 2026 10:00:00 GMT")
+        let again = try fetcher().fetch(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil))
+        #expect(again == .notModified(etag: "\"v1\"", lastModified: nil))
+    }
+
+    @Test(arguments: [("/missing.jpg", ServiceError.sourceNotFound), ("/gone.jpg", .sourceNotFound),
+                      ("/error.jpg", .originError("origin answered 500")),
+                      ("/loop", .originError("too many redirects (over 3)")),
+                      ("/hop/4", .originError("too many redirects (over 3)")),
+                      ("/to-ftp", .forbiddenSource("only http and https sources are allowed")),
+                      ("/to-file", .forbiddenSource("only http and https sources are allowed")),
+                      ("/big.bin", .sourceTooLarge(limit: 1 << 20))])
+    func originFailuresMapToSpecErrors(_ path: String, _ expected: ServiceError) throws {
+        let origin = try TestOrigin()
+        #expect(throws: expected) { try fetcher().fetch(origin.url(path), conditional: nil) }
+    }
+
+    @Test func redirectsWithinTheLimitAndRelativeOnesAreFollowed() throws {
+        let origin = try TestOrigin()
+        guard case .fetched(let body, _, _, let final) = try fetcher().fetch(origin.url("/hop/3"), conditional: nil) else {
+            Issue.record("not fetched"); return
+        }
+        #expect(body == TestOrigin.jpeg && final == origin.url("/cat.jpg") && origin.hits("/hop/1") == 1)
+        guard case .fetched = try fetcher().fetch(origin.url("/relative"), conditional: nil) else { Issue.record("relative"); return }
+    }
+
+    @Test func aSlowOriginTimesOutNearTheDeadline() throws {
+        let origin = try TestOrigin()
+        let start = Date()
+        #expect(throws: ServiceError.originTimeout("origin took longer than origin.timeoutSeconds")) {
+            try fetcher().fetch(origin.url("/slow.jpg"), conditional: nil)
+        }
+        #expect(Date().timeIntervalSince(start) < 1.5)
+    }
+
+    @Test func aClosedPortIsAnOriginError() throws {
+        let origin = try TestOrigin()
+        let port = origin.port
+        origin.server.drain(deadline: 0) {}
+        usleep(100_000)
+        #expect(throws: ServiceError.self) { try fetcher().fetch("http://127.0.0.1:\(port)/cat.jpg", conditional: nil) }
+    }
+
+    @Test func privateAddressesAreRefusedBeforeAnyConnection() throws {
+        let origin = try TestOrigin()
+        let strict = fetcher { $0.origin.allowPrivateNetworks = false }
+        #expect(throws: ServiceError.forbiddenSource("source address 127.0.0.1 is loopback")) {
+            try strict.fetch(origin.url("/cat.jpg"), conditional: nil)
+        }
+        #expect(throws: ServiceError.self) { try strict.fetch("http://localhost:\(origin.port)/cat.jpg", conditional: nil) }
+        #expect(origin.totalHits == 0)
+    }
+
+    @Test func allowedHostsApplyToEveryRedirectTarget() throws {
+        let origin = try TestOrigin()
+        let onlyLoopbackLiteral = fetcher { $0.origin.allowedHosts = ["127.0.0.1"] }
+        #expect(throws: ServiceError.forbiddenSource("host localhost is not in origin.allowedHosts")) {
+            try onlyLoopbackLiteral.fetch(origin.url("/to-localhost"), conditional: nil)
+        }
+        #expect(origin.hits("/to-localhost") == 1 && origin.hits("/cat.jpg") == 0)
+        #expect(throws: ServiceError.self) {
+            try fetcher { $0.origin.allowedHosts = ["*.example.com"] }.fetch(origin.url("/cat.jpg"), conditional: nil)
+        }
+    }
+}
