@@ -1,0 +1,139 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+import Testing
+import ThumbHTTP
+@testable import ThumbService
+
+/// The whole service over real loopback sockets: thumbd's HTTP server with the
+/// service handler in front of a real origin, both on 127.0.0.1.
+@Suite(.serialized) struct EndToEndTests {
+    final class Daemon: @unchecked Sendable {
+        let server: HTTPServer
+        let port: UInt16
+        let service: ThumbnailService
+        var server2: HTTPServer? = nil
+
+        init(store: String, change: (inout ServiceConfiguration) -> Void = { _ in }) throws {
+            var c = ServiceConfiguration()
+            c.origin.allowPrivateNetworks = true   // the test origin is on loopback
+            change(&c)
+            service = ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
+                                       disk: try DiskStore(directory: store, maxBytes: c.diskStore.maxBytes))
+            let box = Box()
+            let handler = ServiceHandler(service: service, serverStatistics: { box.server?.statistics ?? ServerStatistics() },
+                                         isDraining: { box.server?.isDraining ?? false })
+            server = HTTPServer(configuration: HTTPServerConfiguration()) { handler.handle($0, $1) }
+            box.server = server
+            port = try server.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
+        }
+
+        final class Box: @unchecked Sendable { var server: HTTPServer? }
+
+        func get(_ target: String, headers: [String: String] = [:], method: String = "GET")
+            -> (status: Int, headers: [String: String], body: [UInt8]) {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(target)")!)
+            request.httpMethod = method
+            for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+            let session = URLSession(configuration: .ephemeral)
+            let done = DispatchSemaphore(value: 0)
+            let result = Mutex<(Int, [String: String], [UInt8])>((0, [:], []))
+            session.dataTask(with: request) { data, response, _ in
+                let http = response as? HTTPURLResponse
+                var h: [String: String] = [:]
+                for (k, v) in http?.allHeaderFields ?? [:] { h[String(describing: k).lowercased()] = String(describing: v) }
+                result.withLock { $0 = (http?.statusCode ?? 0, h, [UInt8](data ?? Data())) }
+                done.signal()
+            }.resume()
+            _ = done.wait(timeout: .now() + 10)
+            session.invalidateAndCancel()
+            return result.withLock { $0 }
+        }
+    }
+
+    private func store() -> String { NSTemporaryDirectory() + "thumbd-e2e-\(UUID().uuidString)" }
+
+    private func encoded(_ url: String) -> String {
+        url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+    }
+
+    @Test func servesFromOriginThenMemoryThenDiskAfterARestart() throws {
+        let origin = try TestOrigin()
+        let dir = store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let target = "/thumbnail?url=\(encoded(origin.url("/cat.jpg")))&w=100"
+        let daemon = try Daemon(store: dir)
+        let first = daemon.get(target)
+        #expect(first.status == 200 && first.headers["x-cache"] == "origin" && first.headers["content-type"] == "image/jpeg")
+        #expect(first.headers["x-image-width"] == "100" && first.headers["x-image-height"] == "67")
+        #expect(first.headers["cache-control"] == "public, max-age=86400" && first.body.prefix(2) == [0xFF, 0xD8])
+        let etag = try #require(first.headers["etag"])
+        let second = daemon.get(target)
+        #expect(second.headers["x-cache"] == "memory" && second.body == first.body && second.headers["etag"] == etag)
+        #expect(daemon.get(target, headers: ["If-None-Match": etag]).status == 304)
+        let head = daemon.get(target, method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == String(first.body.count))
+        #expect(origin.hits("/cat.jpg") == 1)
+
+        // A new process on the same store: decoded from disk, same ETag, origin untouched.
+        let restarted = try Daemon(store: dir)
+        let third = restarted.get(target)
+        #expect(third.status == 200 && third.headers["x-cache"] == "disk" && third.headers["etag"] == etag)
+        #expect(origin.hits("/cat.jpg") == 1)
+
+        let stats = try JSONParser.parse(restarted.get("/stats").body)
+        guard case .object(let top) = stats else { Issue.record("stats not an object"); return }
+        #expect(top.map(\.key) == ["uptimeSeconds", "memoryCache", "diskStore", "origin", "render", "requests", "connections"])
+    }
+
+    @Test(arguments: [
+        ("/missing.jpg", 404, "source_not_found"), ("/error.jpg", 502, "origin_error"),
+        ("/text.txt", 415, "unsupported_format"), ("/empty.jpg", 415, "unsupported_format"),
+        ("/truncated.jpg", 422, "corrupt_image"), ("/to-ftp", 403, "forbidden_source"),
+    ])
+    func originProblemsGetTheirStatusAndJSON(_ path: String, _ status: Int, _ code: String) throws {
+        let origin = try TestOrigin()
+        let dir = store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let daemon = try Daemon(store: dir)
+        let r = daemon.get("/thumbnail?url=\(encoded(origin.url(path)))&w=50")
+        #expect(r.status == status && r.headers["content-type"] == "application/json")
+        #expect(String(decoding: r.body, as: UTF8.self).contains("\"error\":\"\(code)\""))
+        // SPEC §6: these failures are remembered and replayed without asking the
+        // origin again; a refused redirect target is not among them.
+        _ = daemon.get("/thumbnail?url=\(encoded(origin.url(path)))&w=50")
+        #expect(origin.hits(path) == (status == 403 ? 2 : 1))
+    }
+
+    @Test func routingAndBadRequests() throws {
+        let dir = store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let daemon = try Daemon(store: dir)
+        #expect(daemon.get("/healthz").status == 200 && daemon.get("/healthz").body == Array("ok".utf8))
+        #expect(daemon.get("/nope").status == 404)
+        let wrongMethod = daemon.get("/thumbnail", method: "POST")
+        #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET, HEAD")
+        #expect(daemon.get("/thumbnail?w=10").status == 400)
+        #expect(daemon.get("/thumbnail?url=http%3A%2F%2F127.0.0.1%2Fa.jpg&w=10&bogus=1").status == 400)
+    }
+
+    @Test func thirtyConcurrentRequestsHitTheOriginOnce() throws {
+        let origin = try TestOrigin()
+        let dir = store()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let daemon = try Daemon(store: dir)
+        let target = "/thumbnail?url=\(encoded(origin.url("/slowish.jpg")))&w=64&h=64&fit=cover"
+        let bodies = Mutex<[[UInt8]]>([])
+        DispatchQueue.concurrentPerform(iterations: 30) { _ in
+            let r = daemon.get(target)
+            bodies.withLock { $0.append(r.status == 200 ? r.body : []) }
+        }
+        let all = bodies.withLock { $0 }
+        #expect(all.count == 30 && Set(all).count == 1 && !all[0].isEmpty)
+        #expect(origin.hits("/slowish.jpg") == 1)
+        let c = daemon.service.counters.withLock { $0 }
+        #expect(c.renderCompleted == 1 && c.originFetches == 1)
+    }
+}
