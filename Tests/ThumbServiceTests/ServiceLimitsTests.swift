@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ThumbService
+
+@Suite(.serialized) struct ServiceLimitsTests {
+    private func service(_ change: (inout ServiceConfiguration) -> Void) throws -> ThumbnailService {
+        var c = ServiceConfiguration()
+        c.origin.allowPrivateNetworks = true
+        change(&c)
+        let store = NSTemporaryDirectory() + "thumbd-limits-\(UUID().uuidString)"
+        return ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
+                                disk: try DiskStore(directory: store, maxBytes: 10 << 20))
+    }
+
+    private func request(_ url: String, _ query: [(String, String)]) throws -> ThumbnailRequest {
+        try ThumbnailRequest(query: [(name: "url", value: url)] + query.map { (name: $0.0, value: $0.1) },
+                             config: ServiceConfiguration())
+    }
+
+    private func answer(_ s: ThumbnailService, _ r: ThumbnailRequest) -> Result<ThumbnailResult, ServiceError> {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
+        s.thumbnail(r) { result in box.withLock { $0 = result }; done.signal() }
+        done.wait()
+        return box.withLock { $0! }
+    }
+
+    /// 1000 distinct variants of one source (10 sizes × 100 qualities) through a
+    /// 100 KB cache: it never holds more than its limit, and it evicts rather than refuses.
+    @Test func theMemoryCacheStaysWithinItsLimitUnder1000Variants() throws {
+        let origin = try TestOrigin()
+        let s = try service { $0.memoryCacheBytes = 100_000 }
+        var peak = 0
+        for w in 40..<50 {
+            for q in 1...100 {
+                let result = answer(s, try request(origin.url("/cat.jpg"), [("w", String(w)), ("q", String(q))]))
+                #expect((try? result.get()) != nil)
+                peak = max(peak, s.memory.statistics.bytes)
+            }
+        }
+        let stats = s.memory.statistics
+        #expect(peak <= 100_000 && stats.bytes <= stats.limitBytes && stats.evictions > 0 && stats.insertions >= 1000)
+        #expect(origin.hits("/cat.jpg") == 1, "later variants decode the original from disk")
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
+    /// A full render queue answers 503 overloaded (counted as rejected) instead of queueing without bound.
+    @Test func aFullQueueAnswers503() throws {
+        let origin = try TestOrigin()
+        let s = try service { $0.workers = 1; $0.maxQueue = 1; $0.memoryCacheBytes = 0 }
+        // Warm the original so renders start at once, then flood with distinct variants.
+        _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "9")]))
+        let results = Mutex<[Result<ThumbnailResult, ServiceError>]>([])
+        let group = DispatchGroup()
+        for w in 10..<40 {
+            group.enter()
+            s.thumbnail(try request(origin.url("/cat.jpg"), [("w", String(w)), ("format", "png")])) { r in
+                results.withLock { $0.append(r) }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 20) == .success)
+        let all = results.withLock { $0 }
+        let rejected = all.filter { if case .failure(.overloaded) = $0 { true } else { false } }.count
+        #expect(all.count == 30 && rejected > 0 && all.count - rejected >= 1)
+        #expect(s.counters.withLock { $0 }.renderRejected == rejected)
+        #expect(ServiceError.overloaded.response.header("Retry-After") == "1" && ServiceError.overloaded.status == 503)
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
+}
