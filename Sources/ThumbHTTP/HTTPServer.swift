@@ -7,7 +7,9 @@ import Synchronization
 /// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources.
 /// It knows nothing of images; `handler` answers requests.
 public final class HTTPServer: @unchecked Sendable {
-    let configuration: HTTPServerConfiguration
+    private let limits: Mutex<HTTPServerConfiguration>
+    /// The limits in force; `update(_:)` replaces them on a config reload.
+    public var configuration: HTTPServerConfiguration { limits.withLock { $0 } }
     let handler: HTTPHandler
     /// Called after every response (access log); keep it cheap.
     public var onResponse: (@Sendable (ResponseRecord) -> Void)?
@@ -26,7 +28,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var listeners: [(fd: Int32, source: DispatchSourceRead)] = []
 
     public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
-        self.configuration = configuration
+        limits = Mutex(configuration)
         self.handler = handler
         ioQueues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
             IOQueue(label: "thumbd.io.\($0)")
@@ -48,6 +50,25 @@ public final class HTTPServer: @unchecked Sendable {
 
     public var statistics: ServerStatistics { state.withLock { $0.stats } }
 
+    /// New limits (SIGHUP): connections and requests that start from now on
+    /// see them; nothing open is dropped.
+    public func update(_ configuration: HTTPServerConfiguration) {
+        limits.withLock { $0 = configuration }
+    }
+
+    /// Calls `done` once the accept queue and every I/O queue have run a
+    /// block: a watchdog's proof that the event loop is not stuck.
+    public func heartbeat(_ done: @escaping @Sendable () -> Void) {
+        let group = DispatchGroup()
+        group.enter()
+        acceptQueue.async { group.leave() }
+        for io in ioQueues {
+            group.enter()
+            io.queue.async { group.leave() }
+        }
+        group.notify(queue: .global(), execute: done)
+    }
+
     /// True once a drain started: `/healthz` answers 503 from then on.
     public var isDraining: Bool { state.withLock { $0.draining } }
 
@@ -62,12 +83,13 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 return
             }
+            let limits = configuration
             let connection: Connection? = state.withLock { s in
                 s.stats.connectionsAccepted += 1
-                guard !s.draining, s.connections.count < configuration.maxConnections else { return nil }
+                guard !s.draining, s.connections.count < limits.maxConnections else { return nil }
                 s.nextID += 1
                 let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
-                                   server: self, maxHeaderBytes: configuration.maxHeaderBytes)
+                                   server: self, maxHeaderBytes: limits.maxHeaderBytes)
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count
                 return c

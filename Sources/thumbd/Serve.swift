@@ -17,7 +17,7 @@ enum Serve {
             }
         }
         if let listen { config.listen = listen }
-        let log = Log(level: config.log.level)
+        let log = Log(level: config.log.level, accessLog: config.log.accessLog)
         guard var address = ListenAddress(config.listen) else {
             FileHandle.standardError.write(Data("thumbd: listen: '\(config.listen)' is not HOST:PORT or unix:/path\n".utf8))
             return 2
@@ -40,14 +40,11 @@ enum Serve {
         let box = ServerBox()
         let handler = ServiceHandler(service: service, serverStatistics: { box.server?.statistics ?? ServerStatistics() },
                                      isDraining: { box.server?.isDraining ?? false })
-        let server = HTTPServer(configuration: HTTPServerConfiguration(
-            maxConnections: config.http.maxConnections, maxHeaderBytes: config.http.maxHeaderBytes,
-            requestTimeoutSeconds: config.http.requestTimeoutSeconds, idleTimeoutSeconds: config.http.idleTimeoutSeconds)) {
-            handler.handle($0, $1)
-        }
+        let server = HTTPServer(configuration: config.http.server) { handler.handle($0, $1) }
         box.server = server
-        if config.log.accessLog {
-            server.onResponse = { r in
+        server.onResponse = { r in
+            handler.record(r)
+            if log.accessLogEnabled {
                 log.write(.info, "\(r.method) \(r.path) \(r.status) \(r.bodyBytes) \(String(format: "%.1f", r.milliseconds))ms \(r.cache ?? "-")")
             }
         }
@@ -59,13 +56,20 @@ enum Serve {
         }
         log.write(.info, "thumbd listening on \(address), originals in \(storePath)")
         SystemdNotifier.notify("READY=1")
-        Signals.onTerminate {
+        if let interval = Watchdog.interval(environment: env, pid: getpid()) {
+            Watchdog(server: server, renders: service.renders, log: log).start(every: interval)
+        }
+        signal(SIGPIPE, SIG_IGN)
+        Signals.on([SIGTERM, SIGINT]) {
             log.write(.info, "draining")
             SystemdNotifier.notify("STOPPING=1")
             server.drain(deadline: 10) {
                 log.write(.info, "drained; exiting")
                 exit(0)
             }
+        }
+        Signals.on([SIGHUP]) {
+            Reload.run(path: configPath, listenOverride: listen, service: service, server: server, log: log)
         }
         dispatchMain()
     }
@@ -76,18 +80,9 @@ final class ServerBox: @unchecked Sendable {
     var server: HTTPServer?
 }
 
-/// SIGTERM/SIGINT through Dispatch signal sources (no work in a signal handler).
-enum Signals {
-    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
-
-    static func onTerminate(_ action: @escaping @Sendable () -> Void) {
-        for signo in [SIGTERM, SIGINT] {
-            signal(signo, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signo, queue: .main)
-            source.setEventHandler(handler: action)
-            source.resume()
-            sources.append(source)
-        }
-        signal(SIGPIPE, SIG_IGN)
+extension ServiceConfiguration.HTTP {
+    var server: HTTPServerConfiguration {
+        HTTPServerConfiguration(maxConnections: maxConnections, maxHeaderBytes: maxHeaderBytes,
+                                requestTimeoutSeconds: requestTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds)
     }
 }

@@ -26,16 +26,18 @@ import ThumbHTTP
             let handler = ServiceHandler(service: service, serverStatistics: { box.server?.statistics ?? ServerStatistics() },
                                          isDraining: { box.server?.isDraining ?? false })
             server = HTTPServer(configuration: HTTPServerConfiguration()) { handler.handle($0, $1) }
+            server.onResponse = { handler.record($0) }
             box.server = server
             port = try server.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
         }
 
         final class Box: @unchecked Sendable { var server: HTTPServer? }
 
-        func get(_ target: String, headers: [String: String] = [:], method: String = "GET")
+        func get(_ target: String, headers: [String: String] = [:], method: String = "GET", body: [UInt8]? = nil)
             -> (status: Int, headers: [String: String], body: [UInt8]) {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(target)")!)
             request.httpMethod = method
+            request.httpBody = body.map { Data($0) }
             for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
             let session = URLSession(configuration: .ephemeral)
             let done = DispatchSemaphore(value: 0)
@@ -85,7 +87,7 @@ import ThumbHTTP
 
         let stats = try JSONParser.parse(restarted.get("/stats").body)
         guard case .object(let top) = stats else { Issue.record("stats not an object"); return }
-        #expect(top.map(\.key) == ["uptimeSeconds", "memoryCache", "diskStore", "origin", "render", "requests", "connections"])
+        #expect(top.map(\.key) == ["uptimeSeconds", "memoryCache", "diskStore", "origin", "render", "requests", "connections", "prefetch"])
     }
 
     @Test(arguments: [

@@ -1,25 +1,32 @@
 import Foundation
+import Synchronization
 
 /// Downloads originals under the SSRF rules of SPEC §6: host allowlist and
 /// address classes checked on the first URL and on every redirect, plain
 /// `http` connected to exactly the address checked, `https` through
 /// URLSession only after every resolved address passed.
 public final class Fetcher: OriginFetching {
-    private let policy: FetchPolicy
+    private let currentPolicy: Mutex<FetchPolicy>
     private let resolver: Resolver
 
     public init(policy: FetchPolicy, resolver: @escaping Resolver = SystemResolver.resolve) {
-        self.policy = policy
+        currentPolicy = Mutex(policy)
         self.resolver = resolver
     }
 
+    public func update(configuration: ServiceConfiguration) {
+        currentPolicy.withLock { $0 = FetchPolicy(configuration: configuration) }
+    }
+
     public func fetch(_ text: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+        // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
+        let policy = currentPolicy.withLock { $0 }
         let deadline = Date().timeIntervalSince1970 + policy.totalTimeout
         var url = try SourceURL(text)
         var redirects = 0
         while true {
             try policy.checkHost(url)
-            let response = try get(url, conditional: redirects == 0 ? conditional : nil, deadline: deadline)
+            let response = try get(url, policy: policy, conditional: redirects == 0 ? conditional : nil, deadline: deadline)
             switch response.status {
             case 200..<300:
                 return .fetched(body: response.body, etag: response.headers["etag"],
@@ -39,7 +46,8 @@ public final class Fetcher: OriginFetching {
         }
     }
 
-    private func get(_ url: SourceURL, conditional: Conditional?, deadline: Double) throws(ServiceError) -> OriginResponse {
+    private func get(_ url: SourceURL, policy: FetchPolicy, conditional: Conditional?,
+                     deadline: Double) throws(ServiceError) -> OriginResponse {
         let addresses: [ResolvedAddress]
         if let literal = IPAddress(url.host) {
             addresses = resolver(literal.description, url.port).filter { $0.ip == literal }

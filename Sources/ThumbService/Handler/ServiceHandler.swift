@@ -6,6 +6,8 @@ import ThumbHTTP
 /// service's completion, on whatever thread finishes them.
 public final class ServiceHandler: Sendable {
     private let service: ThumbnailService
+    private let prefetcher: Prefetcher
+    private let durations = RequestDurationHistogram()
     private let started = Date()
     /// The server's figures and drain state; set once the server exists.
     private let serverStatistics: @Sendable () -> ServerStatistics
@@ -14,39 +16,83 @@ public final class ServiceHandler: Sendable {
     public init(service: ThumbnailService, serverStatistics: @escaping @Sendable () -> ServerStatistics,
                 isDraining: @escaping @Sendable () -> Bool) {
         self.service = service
+        prefetcher = Prefetcher(service: service, concurrency: 2 * service.renders.workerCount)
         self.serverStatistics = serverStatistics
         self.isDraining = isDraining
     }
 
+    private enum Route {
+        case thumbnail, healthz, stats, metrics, prefetch, cache
+
+        /// Methods per path; `HEAD` goes wherever `GET` does (SPEC §2).
+        init?(path: String) {
+            switch path {
+            case "/thumbnail": self = .thumbnail
+            case "/healthz": self = .healthz
+            case "/stats": self = .stats
+            case "/metrics": self = .metrics
+            case "/prefetch": self = .prefetch
+            case "/cache": self = .cache
+            default: return nil
+            }
+        }
+
+        var allow: String {
+            switch self {
+            case .thumbnail, .healthz, .stats, .metrics: "GET, HEAD"
+            case .prefetch: "POST"
+            case .cache: "DELETE"
+            }
+        }
+
+        var isAdmin: Bool { self == .stats || self == .metrics || self == .prefetch || self == .cache }
+    }
+
     public func handle(_ request: HTTPRequest, _ responder: Responder) {
-        let readOnly = request.method == "GET" || request.method == "HEAD"
-        switch request.path {
-        case "/thumbnail":
-            guard readOnly else { return responder.respond(ServiceError.methodNotAllowed(allow: "GET, HEAD").response) }
-            thumbnail(request, responder)
-        case "/healthz":
-            guard readOnly else { return responder.respond(ServiceError.methodNotAllowed(allow: "GET, HEAD").response) }
+        guard let route = Route(path: request.path) else { return responder.respond(ServiceError.notFound.response) }
+        let method = request.method == "HEAD" ? "GET" : request.method
+        guard route.allow.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == method }) else {
+            return responder.respond(ServiceError.methodNotAllowed(allow: route.allow).response)
+        }
+        let config = service.config
+        if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"), token: config.security.adminToken) {
+            return responder.respond(ServiceError.unauthorized.response)
+        }
+        switch route {
+        case .thumbnail: thumbnail(request, config, responder)
+        case .healthz:
             responder.respond(isDraining()
                 ? HTTPResponse(status: 503, headers: [("Content-Type", "text/plain")], body: Array("draining".utf8))
                 : HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8)))
-        case "/stats":
-            guard readOnly else { return responder.respond(ServiceError.methodNotAllowed(allow: "GET, HEAD").response) }
-            responder.respond(HTTPResponse.json(status: 200, statistics.serialized()))
-        default:
-            responder.respond(ServiceError.notFound.response)
+        case .stats: responder.respond(HTTPResponse.json(status: 200, statistics.serialized()))
+        case .metrics:
+            let text = MetricsExposition.render(stats: statistics, durations: durations.snapshot())
+            responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", MetricsExposition.contentType)],
+                                           body: Array(text.utf8)))
+        case .prefetch: prefetch(request, config, responder)
+        case .cache: purge(request, responder)
         }
+    }
+
+    /// For the server's `onResponse`: feeds the request-duration histogram of `/metrics`.
+    public func record(_ response: ResponseRecord) {
+        durations.observe(seconds: response.milliseconds / 1000, outcome: response.cache ?? "none")
     }
 
     var statistics: JSONValue {
         let config = service.config
         return StatisticsReport(uptimeSeconds: Date().timeIntervalSince(started), memory: service.memory.statistics,
                                 disk: service.disk?.statistics, counters: service.counters.withLock { $0 },
-                                render: service.renders.statistics, server: serverStatistics(),
+                                render: service.renders.statistics, prefetch: prefetcher.statistics,
+                                server: serverStatistics(),
                                 memoryLimit: config.memoryCacheBytes, diskLimit: config.diskStore.maxBytes).json
     }
 
-    private func thumbnail(_ request: HTTPRequest, _ responder: Responder) {
-        let config = service.config
+    private func thumbnail(_ request: HTTPRequest, _ config: ServiceConfiguration, _ responder: Responder) {
+        // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
+        if let key = config.security.signingKey, !URLSignature.verify(target: request.target, key: key) {
+            return responder.respond(ServiceError.badSignature.response)
+        }
         let parsed: ThumbnailRequest
         do {
             parsed = try ThumbnailRequest(query: request.query, config: config)
@@ -74,6 +120,27 @@ public final class ServiceHandler: Sendable {
                 responder.respond(HTTPResponse(status: 200, headers: headers, body: r.bytes))
             }
         }
+    }
+
+    /// `POST /prefetch` (SPEC §4): validated whole, queued, answered at once.
+    private func prefetch(_ request: HTTPRequest, _ config: ServiceConfiguration, _ responder: Responder) {
+        do throws(ServiceError) {
+            let batch = try PrefetchBatch(body: request.body, config: config)
+            try prefetcher.submit(batch.items)
+            responder.respond(HTTPResponse.json(status: 202,
+                                                JSONValue.object([("accepted", .integer(batch.items.count))]).serialized()))
+        } catch {
+            responder.respond(error.response)
+        }
+    }
+
+    /// `DELETE /cache?url=SOURCE` (SPEC §2).
+    private func purge(_ request: HTTPRequest, _ responder: Responder) {
+        guard request.query.count == 1, request.query[0].name == "url", !request.query[0].value.isEmpty else {
+            return responder.respond(ServiceError.badRequest("DELETE /cache takes exactly one parameter, url").response)
+        }
+        let removed = service.purge(request.query[0].value)
+        responder.respond(HTTPResponse.json(status: 200, JSONValue.object([("removed", .integer(removed))]).serialized()))
     }
 
     /// `If-None-Match`: `*` or a list of entity tags, weak ones compared weakly (RFC 9110 §13.1.2).

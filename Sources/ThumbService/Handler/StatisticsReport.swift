@@ -7,6 +7,7 @@ struct StatisticsReport {
     let disk: DiskStore.Statistics?
     let counters: ServiceCounters
     let render: RenderQueue.Statistics
+    let prefetch: Prefetcher.Statistics
     let server: ServerStatistics
     let memoryLimit: Int
     let diskLimit: Int
@@ -42,6 +43,12 @@ struct StatisticsReport {
             ])),
             ("connections", .object([
                 ("open", .integer(server.connectionsOpen)), ("accepted", .integer(server.connectionsAccepted)),
+            ])),
+            // Beyond SPEC §5's minimum: prefetch failures show nowhere else (§4).
+            ("prefetch", .object([
+                ("accepted", .integer(prefetch.accepted)), ("queued", .integer(prefetch.queued)),
+                ("running", .integer(prefetch.running)), ("completed", .integer(prefetch.completed)),
+                ("failures", .integer(prefetch.failures)),
             ])),
         ])
     }

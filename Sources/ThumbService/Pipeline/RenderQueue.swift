@@ -23,6 +23,7 @@ public final class RenderQueue: Sendable {
     }
 
     private struct Job {
+        let id: Int
         let cost: Int
         let work: @Sendable () -> Void
     }
@@ -32,9 +33,12 @@ public final class RenderQueue: Sendable {
         var liveHead = 0
         var prefetch: [Job] = []
         var prefetchHead = 0
+        var nextID = 0
         var active = 0
         var memoryInUse = 0
         var rejected = 0
+        /// Jobs started or finished since launch: the watchdog's proof of progress.
+        var progress = 0
         var maxQueue: Int
         var maxPrefetch: Int
         var memoryBudget: Int
@@ -62,26 +66,52 @@ public final class RenderQueue: Sendable {
     /// Queues `work`, which will run on a worker once its estimated `cost` in
     /// bytes fits the memory budget. Throws `.overloaded` when the queue is
     /// full and `.imageTooLarge` when `cost` alone exceeds the whole budget.
+    /// Returns the job's id, for `promote(_:)`.
+    @discardableResult
     public func submit(cost: Int, priority: Priority = .live,
-                       _ work: @escaping @Sendable () -> Void) throws(ServiceError) {
-        let result: ServiceError? = state.withLock { s in
+                       _ work: @escaping @Sendable () -> Void) throws(ServiceError) -> Int {
+        let result: Result<Int, ServiceError> = state.withLock { s in
             if cost > s.memoryBudget {
-                return .imageTooLarge("decoding needs about \(cost) bytes, over maxDecodeMemoryBytes \(s.memoryBudget)")
+                return .failure(.imageTooLarge("decoding needs about \(cost) bytes, over maxDecodeMemoryBytes \(s.memoryBudget)"))
             }
+            s.nextID += 1
+            let job = Job(id: s.nextID, cost: cost, work: work)
             switch priority {
             case .live:
                 guard s.liveWaiting < s.maxQueue else {
                     s.rejected += 1
-                    return .overloaded
+                    return .failure(.overloaded)
                 }
-                s.live.append(Job(cost: cost, work: work))
+                s.live.append(job)
             case .prefetch:
-                guard s.prefetchWaiting < s.maxPrefetch else { return .overloaded }
-                s.prefetch.append(Job(cost: cost, work: work))
+                guard s.prefetchWaiting < s.maxPrefetch else { return .failure(.overloaded) }
+                s.prefetch.append(job)
             }
-            return nil
+            return .success(job.id)
         }
-        if let result { throw result }
+        let id = try result.get()
+        wakeWorkers()
+        return id
+    }
+
+    /// Moves a waiting prefetch job to the back of the live queue: a live
+    /// request joined it and must not wait behind live traffic's gaps. It was
+    /// admitted already, so `maxQueue` does not apply.
+    public func promote(_ id: Int) {
+        let moved = state.withLock { s in
+            guard let index = s.prefetch[s.prefetchHead...].firstIndex(where: { $0.id == id }) else { return false }
+            s.live.append(s.prefetch.remove(at: index))
+            return true
+        }
+        if moved { wakeWorkers() }
+    }
+
+    /// Jobs started plus jobs finished so far, and whether any is running or waiting.
+    public var progress: (count: Int, busy: Bool) {
+        state.withLock { s in (s.progress, s.active > 0 || s.liveWaiting > 0 || s.prefetchWaiting > 0) }
+    }
+
+    private func wakeWorkers() {
         wake.lock()
         wake.broadcast()
         wake.unlock()
@@ -93,18 +123,14 @@ public final class RenderQueue: Sendable {
             s.maxQueue = maxQueue
             s.memoryBudget = memoryBudget
         }
-        wake.lock()
-        wake.broadcast()
-        wake.unlock()
+        wakeWorkers()
     }
 
     /// Lets the workers exit once the queues are empty (tests; the daemon's
     /// workers live as long as the process).
     public func shutdown() {
         state.withLock { $0.stopping = true }
-        wake.lock()
-        wake.broadcast()
-        wake.unlock()
+        wakeWorkers()
     }
 
     public var statistics: Statistics {
@@ -140,6 +166,7 @@ public final class RenderQueue: Sendable {
             if let job {
                 s.active += 1
                 s.memoryInUse += job.cost
+                s.progress += 1
             }
             return job
         }
@@ -163,11 +190,10 @@ public final class RenderQueue: Sendable {
             state.withLock { s in
                 s.active -= 1
                 s.memoryInUse -= job.cost
+                s.progress += 1
             }
             // Freed memory may let a waiting job start on another worker.
-            wake.lock()
-            wake.broadcast()
-            wake.unlock()
+            wakeWorkers()
         }
     }
 }

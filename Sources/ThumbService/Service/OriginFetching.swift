@@ -3,4 +3,11 @@
 public protocol OriginFetching: Sendable {
     /// Blocking: called on the fetch queue, never on a socket thread.
     func fetch(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult
+    /// New origin rules after a reload (SIGHUP); fetches already running keep theirs.
+    func update(configuration: ServiceConfiguration)
+}
+
+extension OriginFetching {
+    /// New origin rules after a reload; fetchers without any ignore it.
+    public func update(configuration: ServiceConfiguration) {}
 }

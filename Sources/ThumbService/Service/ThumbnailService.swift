@@ -15,12 +15,15 @@ public final class ThumbnailService: Sendable {
     private let configuration: Mutex<ServiceConfiguration>
     let memory: MemoryCache<MemoryKey, MemoryItem>
     let disk: DiskStore?
-    let renders: RenderQueue
+    public let renders: RenderQueue
     let counters = SharedCounters()
     private let negative: NegativeCache
     private let loader: OriginLoader
     private let renderFlights = Coalescer<ThumbnailRequest, ThumbnailResult>()
     private let originFlights = Coalescer<String, Original>()
+    /// Priority of each render flight, and its queued job once submitted, so a
+    /// live request that joins a prefetch flight can promote it.
+    private let flightPriorities = Mutex<[ThumbnailRequest: (priority: RenderQueue.Priority, job: Int?)]>([:])
     private let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
 
     public init(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
@@ -36,34 +39,50 @@ public final class ThumbnailService: Sendable {
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }
 
+    /// Applies a re-read configuration (SIGHUP, SPEC §10): limits, allowlists,
+    /// presets, keys and cache sizes from now on; shrinking a cache evicts at
+    /// once. `workers` and `listen` need a restart.
+    public func reload(_ new: ServiceConfiguration) {
+        configuration.withLock { $0 = new }
+        memory.setLimit(new.memoryCacheBytes)
+        disk?.setLimit(new.diskStore.maxBytes)
+        renders.update(maxQueue: new.maxQueue, memoryBudget: new.limits.maxDecodeMemoryBytes)
+        negative.setTTL(new.origin.negativeCacheSeconds)
+        loader.fetcher.update(configuration: new)
+    }
+
     /// Answers one validated request.
     public func thumbnail(_ request: ThumbnailRequest, priority: RenderQueue.Priority = .live,
                           completion: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) {
         let url = request.sourceURL
+        // SPEC §5: memory hits and misses count /thumbnail requests; prefetch items are not.
+        let live = priority == .live
         if case .rendition(let r)? = memory.get(.rendition(url: url, request.variant)) {
-            counters.withLock { $0.memoryHits += 1 }
+            if live { counters.withLock { $0.memoryHits += 1 } }
             completion(.success(ThumbnailResult(rendition: r, cache: .memory)))
             return
         }
         let counted: @Sendable (Result<ThumbnailResult, ServiceError>) -> Void = { [counters] result in
-            if case .failure(.overloaded) = result { counters.withLock { $0.renderRejected += 1 } }
+            if live, case .failure(.overloaded) = result { counters.withLock { $0.renderRejected += 1 } }
             completion(result)
         }
         guard renderFlights.join(request, counted) else {
             counters.withLock {
-                $0.memoryMisses += 1
+                if live { $0.memoryMisses += 1 }
                 $0.renderCoalesced += 1
             }
+            if live { promote(request) }
             return
         }
+        flightPriorities.withLock { $0[request] = (priority, nil) }
         if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
-            counters.withLock { $0.memoryHits += 1 }
+            if live { counters.withLock { $0.memoryHits += 1 } }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
                 (try self.encode(request, bitmap: bitmap, sha256: sha), .memory)
             }
             return
         }
-        counters.withLock { $0.memoryMisses += 1 }
+        if live { counters.withLock { $0.memoryMisses += 1 } }
         if let failure = negative.lookup(url) {
             renderFlights.complete(request, with: .failure(failure))
             return
@@ -121,17 +140,35 @@ public final class ThumbnailService: Sendable {
 
     private func submitRender(_ request: ThumbnailRequest, cost: Int,
                               _ work: @escaping @Sendable () throws(ServiceError) -> (Rendition, CacheOutcome)) {
-        do throws(ServiceError) {
-            try renders.submit(cost: cost) { [self] in
-                do throws(ServiceError) {
-                    let (rendition, outcome) = try work()
-                    finishRender(request, .success(ThumbnailResult(rendition: rendition, cache: outcome)))
-                } catch {
-                    finishRender(request, .failure(error))
-                }
+        let job: @Sendable () -> Void = { [self] in
+            do throws(ServiceError) {
+                let (rendition, outcome) = try work()
+                finishRender(request, .success(ThumbnailResult(rendition: rendition, cache: outcome)))
+            } catch {
+                finishRender(request, .failure(error))
             }
-        } catch {
-            finishRender(request, .failure(error))
+        }
+        // Under the priorities' lock, so a live request joining now either
+        // sees the job id (and promotes it) or its promotion is seen here.
+        let failure: ServiceError? = flightPriorities.withLock { table in
+            let priority = table[request]?.priority ?? .live
+            do throws(ServiceError) {
+                let id = try renders.submit(cost: cost, priority: priority, job)
+                table[request]?.job = id
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { finishRender(request, .failure(failure)) }
+    }
+
+    /// A live request joined `request`'s flight: from now on it is live work.
+    private func promote(_ request: ThumbnailRequest) {
+        flightPriorities.withLock { table in
+            guard let entry = table[request], entry.priority == .prefetch else { return }
+            table[request]?.priority = .live
+            if let job = entry.job { renders.promote(job) }
         }
     }
 
@@ -139,6 +176,7 @@ public final class ThumbnailService: Sendable {
         counters.withLock {
             if case .success = result { $0.renderCompleted += 1 } else { $0.renderFailures += 1 }
         }
+        flightPriorities.withLock { _ = $0.removeValue(forKey: request) }
         renderFlights.complete(request, with: result)
     }
 

@@ -1,0 +1,60 @@
+/// A `POST /prefetch` body (SPEC §4): `{"items": [{...}, ...]}`, each item
+/// with the fields and rules of `/thumbnail`. All or nothing: one bad item
+/// makes the whole batch a `400` and nothing is queued.
+struct PrefetchBatch {
+    static let maxItems = 1000
+
+    let items: [ThumbnailRequest]
+
+    init(body: [UInt8], config: ServiceConfiguration) throws(ServiceError) {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(body)
+        } catch {
+            throw .badRequest("prefetch body: \(error)")
+        }
+        guard case .object(let members) = document else { throw .badRequest("prefetch body must be a JSON object") }
+        var list: [JSONValue]?
+        for (key, value) in members {
+            guard key == "items" else { throw .badRequest("prefetch body: unknown field '\(key)'") }
+            guard case .array(let array) = value else { throw .badRequest("prefetch body: 'items' must be an array") }
+            list = array
+        }
+        guard let list else { throw .badRequest("prefetch body: missing 'items'") }
+        guard list.count <= Self.maxItems else {
+            throw .badRequest("prefetch body: \(list.count) items, at most \(Self.maxItems)")
+        }
+        var items: [ThumbnailRequest] = []
+        items.reserveCapacity(list.count)
+        for (index, item) in list.enumerated() {
+            do throws(ServiceError) {
+                items.append(try ThumbnailRequest(query: try Self.parameters(of: item), config: config))
+            } catch {
+                throw .badRequest("prefetch item \(index): \(error.message)")
+            }
+        }
+        self.items = items
+    }
+
+    /// An item as the query parameters `/thumbnail` would receive, after the
+    /// JSON type of each field is checked (SPEC §4: strings, integers, a boolean; no `sig`).
+    private static func parameters(of item: JSONValue) throws(ServiceError) -> [(name: String, value: String)] {
+        guard case .object(let fields) = item else { throw .badRequest("an item must be an object") }
+        var query: [(name: String, value: String)] = []
+        for (name, value) in fields {
+            switch (name, value) {
+            case ("url", .string(let s)), ("fit", .string(let s)), ("format", .string(let s)), ("preset", .string(let s)):
+                query.append((name, s))
+            case ("w", .integer(let n)), ("h", .integer(let n)), ("q", .integer(let n)):
+                query.append((name, String(n)))
+            case ("enlarge", .bool(let b)):
+                query.append((name, b ? "1" : "0"))
+            case ("url", _), ("fit", _), ("format", _), ("preset", _), ("w", _), ("h", _), ("q", _), ("enlarge", _):
+                throw .badRequest("'\(name)' must not be \(value.typeName)")
+            default:
+                throw .badRequest("unknown field '\(name)'")
+            }
+        }
+        return query
+    }
+}

@@ -1,0 +1,85 @@
+import Dispatch
+import Synchronization
+
+/// Warms the caches from `POST /prefetch` batches (SPEC §4) behind live
+/// traffic: a few items at a time go through the same service as requests,
+/// their renders at prefetch priority, so live requests are never refused
+/// because of them. Failures only show in the counters.
+public final class Prefetcher: Sendable {
+    public static let maxWaiting = 10_000
+
+    /// Figures for `/stats` (`prefetch` section).
+    public struct Statistics: Equatable, Sendable {
+        public var accepted = 0
+        public var queued = 0
+        public var running = 0
+        public var completed = 0
+        public var failures = 0
+    }
+
+    private struct State {
+        var pending: [ThumbnailRequest] = []
+        var head = 0
+        var stats = Statistics()
+        var waiting: Int { pending.count - head }
+    }
+
+    private let service: ThumbnailService
+    private let concurrency: Int
+    private let state = Mutex(State())
+    /// Starting items happens here, never inside a completion, so a run of
+    /// memory hits cannot recurse.
+    private let queue = DispatchQueue(label: "thumbd.prefetch")
+
+    /// `concurrency`: items in progress at once; enough to overlap downloads with renders.
+    public init(service: ThumbnailService, concurrency: Int) {
+        self.service = service
+        self.concurrency = max(1, concurrency)
+    }
+
+    /// Queues a whole batch, or none of it when it would pass `maxWaiting` (`503`).
+    public func submit(_ items: [ThumbnailRequest]) throws(ServiceError) {
+        let accepted = state.withLock { s in
+            guard s.waiting + items.count <= Self.maxWaiting else { return false }
+            s.pending.append(contentsOf: items)
+            s.stats.accepted += items.count
+            return true
+        }
+        guard accepted else { throw .overloaded }
+        queue.async { self.pump() }
+    }
+
+    public var statistics: Statistics {
+        state.withLock { s in
+            var stats = s.stats
+            stats.queued = s.waiting
+            return stats
+        }
+    }
+
+    private func pump() {
+        while let item = next() {
+            service.thumbnail(item, priority: .prefetch) { [self] result in
+                state.withLock { s in
+                    s.stats.running -= 1
+                    if case .success = result { s.stats.completed += 1 } else { s.stats.failures += 1 }
+                }
+                queue.async { self.pump() }
+            }
+        }
+    }
+
+    private func next() -> ThumbnailRequest? {
+        state.withLock { s in
+            guard s.stats.running < concurrency, s.head < s.pending.count else { return nil }
+            let item = s.pending[s.head]
+            s.head += 1
+            s.stats.running += 1
+            if s.head > 256 && s.head * 2 > s.pending.count {
+                s.pending.removeFirst(s.head)
+                s.head = 0
+            }
+            return item
+        }
+    }
+}
