@@ -25,6 +25,10 @@ final class DaemonProcess {
     static let removedVariables = ["NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES",
                                    "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"]
 
+    /// The binary under test: the `thumbd` built next to the tests, or
+    /// `$THUMBD_LIFECYCLE_BINARY` to run the same tests against another build.
+    static let binary = ProcessInfo.processInfo.environment["THUMBD_LIFECYCLE_BINARY"] ?? ThumbnailCommandTests.binary
+
     let pid: pid_t
     let stderrPath: String
     private(set) var exit: Exit?
@@ -34,7 +38,7 @@ final class DaemonProcess {
     /// `/bin/sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"'`, so `LISTEN_PID`
     /// is the daemon's own pid, as systemd sets it.
     init(arguments: [String], environment extra: [String: String] = [:], listenFD: Int32? = nil,
-         binary: String = ThumbnailCommandTests.binary) throws {
+         binary: String = DaemonProcess.binary) throws {
         stderrPath = "/tmp/thumbd-err-\(getpid())-\(UUID().uuidString.prefix(8)).log"
 
         var env = ProcessInfo.processInfo.environment
