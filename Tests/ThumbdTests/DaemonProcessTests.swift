@@ -37,17 +37,7 @@ import Testing
         deinit { close(fd) }
     }
 
-    private func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &a.sin_addr)
-        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return UInt16(bigEndian: a.sin_port)
-    }
+    private func freePort() -> UInt16 { Loopback.freePort() }
 
     private func start(config: String) throws -> Process {
         let p = Process()
