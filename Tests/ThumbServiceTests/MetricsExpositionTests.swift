@@ -259,6 +259,36 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         #expect(MetricsExposition.contentType == "text/plain; version=0.0.4; charset=utf-8")
     }
 
+    /// The validator is only worth something if it says no.
+    @Test(arguments: [
+        ("# TYPE a_total counter\na_total 1", "no final newline"),
+        ("a_total 1\n", "without a TYPE"),
+        ("# HELP a_total x\n# TYPE a_total counter\n# TYPE a_total counter\na_total 1\n", "second TYPE"),
+        ("# HELP a x\n# TYPE a counter\na 1\n", "counter without _total"),
+        ("# HELP a x\n# TYPE a gauge\na 1\n# HELP b x\n# TYPE b gauge\nb 1\na{x=\"1\"} 2\n", "is split"),
+        ("# HELP a x\n# TYPE a gauge\na{x=\"1\"} 2\n# HELP a y\n", "HELP after samples"),
+        ("# HELP 1a x\n# TYPE 1a gauge\n1a 1\n", "bad metric name"),
+        ("# HELP a x\n# TYPE a gauge\na{x=\"a\"b\"} 1\n", "expected , or }"),
+        ("# HELP a x\n# TYPE a gauge\na{x=\"a\\tb\"} 1\n", "bad escape in label"),
+        ("# HELP a x\n# TYPE a gauge\na{x=\"1\",} 1\n", "trailing comma"),
+        ("# HELP a x\n# TYPE a gauge\na 1\na 2\n", "series twice"),
+        ("# HELP a x\n# TYPE a gauge\na inf\n", "bad value"),
+        ("# HELP a x\n# TYPE a gauge\na 1 1700000000\n", "bad value"),
+        ("# HELP a x\n# TYPE a summary\na 1\n", "bad type"),
+        ("# HELP h x\n# TYPE h histogram\nh_bucket 1\n", "le on the wrong"),
+        ("# HELP h x\n# TYPE h histogram\nh 1\n", "bare sample"),
+        ("# TYPE a gauge\na 1\n", "HELP and TYPE"),
+    ])
+    func theValidatorRejects(_ text: String, _ reason: String) {
+        let error = #expect(throws: ExpositionError.self) { try parseExposition(text) }
+        #expect(error?.reason.contains(reason) == true, "\(String(describing: error))")
+    }
+
+    @Test func theValidatorAcceptsAMinimalExposition() throws {
+        let e = try parseExposition("# HELP a_total x \\\\ y\n# TYPE a_total counter\na_total{k=\"v\\\"\",l=\"\"} 1.5e3\n\n")
+        #expect(e.value("a_total", ["k": "v\"", "l": ""]) == 1500)
+    }
+
     @Test func everyLineOfARealisticExpositionIsValid() throws {
         let histogram = RequestDurationHistogram()
         histogram.observe(seconds: 0.0003, outcome: .memory)
