@@ -5,13 +5,13 @@ import ThumbHTTP
 
 // MARK: - A strict reader of the text format, version 0.0.4
 
-private struct Sample {
+struct Sample {
     let name: String
     let labels: [String: String]
     let value: Double
 }
 
-private struct Exposition {
+struct Exposition {
     var types: [String: String] = [:]
     var helps: [String: String] = [:]
     /// Families in the order their first line appears.
@@ -27,7 +27,7 @@ private struct Exposition {
     }
 }
 
-private struct ExpositionError: Error, CustomStringConvertible {
+struct ExpositionError: Error, CustomStringConvertible {
     let line: Int
     let text: String
     let reason: String
@@ -52,7 +52,7 @@ private func isLabelName(_ s: Substring) -> Bool {
 /// every family has one HELP and one TYPE before its samples, its lines are
 /// contiguous, counters end in `_total`, histograms have only `_bucket` (with `le`),
 /// `_sum` and `_count` samples, and no series appears twice.
-private func parseExposition(_ text: String) throws -> Exposition {
+func parseExposition(_ text: String) throws -> Exposition {
     var result = Exposition()
     guard text.isEmpty || text.hasSuffix("\n") else { throw ExpositionError(line: 0, text: "", reason: "no final newline") }
     var current: String?
@@ -207,6 +207,7 @@ private func busyReport() -> StatisticsReport {
                                    evictions: 8, revalidations: 5),
         counters: counters,
         render: RenderQueue.Statistics(active: 2, queued: 5, rejected: 2, memoryInUse: 1_000_000),
+        prefetch: Prefetcher.Statistics(accepted: 2500, queued: 640, running: 4, completed: 1800, failures: 56),
         server: server, memoryLimit: 268_435_456, diskLimit: 10_737_418_240)
 }
 
@@ -241,6 +242,11 @@ private let expectedFigures: [(name: String, type: String, value: Double)] = [
     ("thumbd_requests_active", "gauge", 6),
     ("thumbd_connections_open", "gauge", 9),
     ("thumbd_connections_accepted_total", "counter", 5000),
+    ("thumbd_prefetch_accepted_total", "counter", 2500),
+    ("thumbd_prefetch_queued", "gauge", 640),
+    ("thumbd_prefetch_running", "gauge", 4),
+    ("thumbd_prefetch_completed_total", "counter", 1800),
+    ("thumbd_prefetch_failures_total", "counter", 56),
 ]
 
 private let bucketBounds = ["0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5",
@@ -296,14 +302,14 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(statistics: busyReport().json, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 29 plain figures, thumbd_requests_total, the histogram.
-        #expect(exposition.families.count == 31)
+        // 34 plain figures (29 of SPEC §5, 5 of prefetch), thumbd_requests_total, the histogram.
+        #expect(exposition.families.count == 36)
         #expect(exposition.families.first == "thumbd_uptime_seconds")
         #expect(exposition.families.last == "thumbd_request_duration_seconds")
         #expect(exposition.types["thumbd_requests_total"] == "counter")
         #expect(exposition.types["thumbd_request_duration_seconds"] == "histogram")
-        // 29 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
-        #expect(exposition.samples.count == 29 + 5 + 4 * 17)
+        // 34 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
+        #expect(exposition.samples.count == 34 + 5 + 4 * 17)
         #expect(text.contains("\nthumbd_memory_cache_hits_total 1234\n"))
         #expect(text.contains("\nthumbd_request_duration_seconds_bucket{outcome=\"memory\",le=\"0.0005\"} 1\n"))
     }
@@ -345,7 +351,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         }
         let table = MetricsExposition.figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
-        #expect(paths.count == 31)
+        #expect(paths.count == 36)
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {

@@ -210,4 +210,40 @@ import ThumbHTTP
             #expect(daemon.get(target).status == 404 && origin.hits("/missing.jpg") == 2)
         }
     }
+
+    // MARK: metrics (SPEC §2)
+
+    @Test func metricsParseAsPrometheusTextAndAgreeWithStats() throws {
+        try withDaemon { daemon, origin in
+            let target = "/thumbnail?url=\(encoded(origin.url("/cat.jpg")))&w=30"
+            #expect(daemon.get(target).headers["x-cache"] == "origin")
+            #expect(daemon.get(target).headers["x-cache"] == "memory")
+            #expect(daemon.get("/nope").status == 404)
+            let stats = daemon.get("/stats")
+            let r = daemon.get("/metrics")
+            #expect(r.status == 200 && r.headers["content-type"] == MetricsExposition.contentType)
+            let metrics = try parseExposition(String(decoding: r.body, as: UTF8.self))
+            guard case .object(let top) = try JSONParser.parse(stats.body) else { Issue.record("stats"); return }
+            // Every integer figure of /stats, taken between the two requests, is in /metrics.
+            var compared = 0
+            for (section, value) in top {
+                guard case .object(let fields) = value, section != "requests", section != "connections" else { continue }
+                for (field, figure) in fields {
+                    guard case .integer(let n) = figure else { continue }
+                    let base = "thumbd_" + MetricsExposition.snakeCase(section) + "_" + MetricsExposition.snakeCase(field)
+                    let found = metrics.value(base + "_total") ?? metrics.value(base)
+                    #expect(found == Double(n), "\(section).\(field)")
+                    compared += 1
+                }
+            }
+            #expect(compared == 30)   // memoryCache 7, diskStore 7, origin 5, render 6, prefetch 5
+            #expect(metrics.value("thumbd_memory_cache_hits_total") == 1 && metrics.value("thumbd_origin_fetches_total") == 1)
+            #expect(metrics.value("thumbd_requests_total", ["status": "404"]) == 1)
+            // The /stats request itself was answered before /metrics ran, so it counts.
+            #expect(metrics.value("thumbd_requests_total", ["status": "200"]) == 3)
+            #expect(metrics.value("thumbd_request_duration_seconds_count", ["outcome": "origin"]) == 1)
+            #expect(metrics.value("thumbd_request_duration_seconds_count", ["outcome": "memory"]) == 1)
+            #expect(metrics.value("thumbd_request_duration_seconds_count", ["outcome": "none"]) == 2)
+        }
+    }
 }

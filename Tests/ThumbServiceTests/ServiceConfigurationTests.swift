@@ -94,4 +94,14 @@ import Testing
             .appendingPathComponent("../../Config/thumbd.json").standardized.path
         #expect(try ServiceConfiguration.load(path: path) == ServiceConfiguration())
     }
+
+    /// Config/thumbd.production.json is what the README tells operators to start from.
+    @Test func theProductionExampleLoadsAndLocksThingsDown() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Config/thumbd.production.json").standardized.path
+        let c = try ServiceConfiguration.load(path: path)
+        #expect(c.security.signingKey != nil && c.security.adminToken != nil)
+        #expect(!c.origin.allowedHosts.isEmpty && !c.origin.allowPrivateNetworks && !c.output.allowedSizes.isEmpty)
+        #expect(c.output.presets["avatar"]?.width == 128)
+    }
 }

@@ -81,6 +81,12 @@ extension MetricsExposition {
 
         Figure(section: "connections", field: "open", kind: .gauge, help: "Client connections open."),
         Figure(section: "connections", field: "accepted", kind: .counter, help: "Client connections accepted."),
+
+        Figure(section: "prefetch", field: "accepted", kind: .counter, help: "Prefetch items accepted."),
+        Figure(section: "prefetch", field: "queued", kind: .gauge, help: "Prefetch items waiting."),
+        Figure(section: "prefetch", field: "running", kind: .gauge, help: "Prefetch items in progress."),
+        Figure(section: "prefetch", field: "completed", kind: .counter, help: "Prefetch items that warmed the caches."),
+        Figure(section: "prefetch", field: "failures", kind: .counter, help: "Prefetch items that failed."),
     ]
 
     /// `memoryCache` → `memory_cache`, `inFlight` → `in_flight`.

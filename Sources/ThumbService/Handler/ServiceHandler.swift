@@ -66,7 +66,7 @@ public final class ServiceHandler: Sendable {
                 : HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8)))
         case .stats: responder.respond(HTTPResponse.json(status: 200, statistics.serialized()))
         case .metrics:
-            let text = MetricsExposition.render(stats: statistics, durations: durations.snapshot())
+            let text = MetricsExposition.render(statistics: statistics, durations: durations.snapshot())
             responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", MetricsExposition.contentType)],
                                            body: Array(text.utf8)))
         case .prefetch: prefetch(request, config, responder)
@@ -76,7 +76,7 @@ public final class ServiceHandler: Sendable {
 
     /// For the server's `onResponse`: feeds the request-duration histogram of `/metrics`.
     public func record(_ response: ResponseRecord) {
-        durations.observe(seconds: response.milliseconds / 1000, outcome: response.cache ?? "none")
+        durations.observe(seconds: response.milliseconds / 1000, outcome: .init(xCache: response.cache))
     }
 
     var statistics: JSONValue {
