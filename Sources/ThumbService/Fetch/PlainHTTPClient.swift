@@ -35,7 +35,10 @@ struct PlainHTTPClient {
         if response.headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
             response.body = try reader.readChunked(limit: policy.maxBytes)
         } else if let text = response.headers["content-length"] {
-            guard let length = Int(text), length >= 0 else { throw .originError("origin sent an invalid Content-Length") }
+            // 1*DIGIT only (RFC 9110 §8.6): Int() alone would also take "+5".
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(text) else {
+                throw .originError("origin sent an invalid Content-Length")
+            }
             if length > policy.maxBytes { throw .sourceTooLarge(limit: policy.maxBytes) }
             response.body = try reader.read(exactly: length)
         } else {
@@ -84,7 +87,13 @@ struct PlainHTTPClient {
         var headers: [String: String] = [:]
         for line in lines where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { throw .originError("origin sent a malformed header") }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            // Differing Content-Length fields make the framing invalid (RFC 9112 §6.3): never pick one.
+            if name == "content-length", let earlier = headers[name], earlier != value {
+                throw .originError("origin sent conflicting Content-Length fields")
+            }
+            headers[name] = value
         }
         return OriginResponse(status: code, headers: headers, body: [])
     }

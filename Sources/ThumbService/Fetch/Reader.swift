@@ -91,7 +91,8 @@ struct Reader {
             let sizeText = try readLine().split(separator: ";").first.map(String.init) ?? ""
             guard let size = Int(sizeText, radix: 16), size >= 0 else { throw .originError("malformed chunked body") }
             if size == 0 { return body }
-            if body.count + size > limit { throw .sourceTooLarge(limit: limit) }
+            // Compared without adding: a hostile chunk size near Int.max must not overflow (a trap).
+            if size > limit - body.count { throw .sourceTooLarge(limit: limit) }
             body += try read(exactly: size)
             guard try readLine().isEmpty else { throw .originError("malformed chunked body") }
         }
