@@ -88,8 +88,11 @@ struct Reader {
     mutating func readChunked(limit: Int) throws(ServiceError) -> [UInt8] {
         var body: [UInt8] = []
         while true {
-            let sizeText = try readLine().split(separator: ";").first.map(String.init) ?? ""
-            guard let size = Int(sizeText, radix: 16), size >= 0 else { throw .originError("malformed chunked body") }
+            let sizeText = (try readLine().split(separator: ";").first.map(String.init) ?? "")
+                .trimmingCharacters(in: .whitespaces)
+            // Hex digits only: Int(_:radix:) would also take a sign.
+            guard !sizeText.isEmpty, sizeText.utf8.allSatisfy({ $0 < 128 && Character(Unicode.Scalar($0)).isHexDigit }),
+                  let size = Int(sizeText, radix: 16) else { throw .originError("malformed chunked body") }
             if size == 0 { return body }
             // Compared without adding: a hostile chunk size near Int.max must not overflow (a trap).
             if size > limit - body.count { throw .sourceTooLarge(limit: limit) }

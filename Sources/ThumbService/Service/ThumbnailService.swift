@@ -174,7 +174,11 @@ public final class ThumbnailService: Sendable {
 
     private func finishRender(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
         counters.withLock {
-            if case .success = result { $0.renderCompleted += 1 } else { $0.renderFailures += 1 }
+            switch result {
+            case .success: $0.renderCompleted += 1
+            case .failure(.overloaded): break   // never rendered; counted as render.rejected
+            case .failure: $0.renderFailures += 1
+            }
         }
         flightPriorities.withLock { _ = $0.removeValue(forKey: request) }
         renderFlights.complete(request, with: result)
