@@ -39,6 +39,10 @@ final class Connection: @unchecked Sendable {
     private var closeAfterWrite = false
     private var closed = false
     private var timerIsForHead = true
+    /// When the connection times out (nil: never, a request is in flight), and
+    /// when its timer source is set to fire; see `arm(head:)`.
+    private var deadline: UInt64?
+    private var timerFiresAt: UInt64?
     var draining = false
 
     init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, maxHeaderBytes: Int) {
@@ -68,24 +72,47 @@ final class Connection: @unchecked Sendable {
         if inFlight == nil && !parser.hasPartialRequest { close() }
     }
 
-    /// One timer per connection, re-scheduled rather than re-created: making
-    /// and cancelling a Dispatch source per request costs more than the request.
+    /// One timer per connection, moved lazily. Re-scheduling a Dispatch timer
+    /// wakes Dispatch's manager thread (an eventfd write and a context switch),
+    /// which cost more than a keep-alive request itself. So a later deadline
+    /// only updates `deadline`; the timer fires at the earlier time, finds the
+    /// deadline moved, and re-arms once. Only an earlier deadline re-schedules
+    /// at once. Invariant: the timer fires no later than `deadline`.
     private func arm(head: Bool) {
         let seconds = head ? server.configuration.requestTimeoutSeconds : server.configuration.idleTimeoutSeconds
         timerIsForHead = head
+        let due = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        deadline = due
+        if let firesAt = timerFiresAt, firesAt <= due { return }
+        schedule(at: due)
+    }
+
+    private func schedule(at due: UInt64) {
+        timerFiresAt = due
         if let timer {
-            timer.schedule(deadline: .now() + seconds)
+            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: due))
             return
         }
         let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: .now() + seconds)
-        t.setEventHandler { [self] in onTimeout() }
+        t.schedule(deadline: DispatchTime(uptimeNanoseconds: due))
+        t.setEventHandler { [self] in onTimer() }
         timer = t
         t.resume()
     }
 
+    /// No timeout while a request is in flight; the timer may still fire and finds nothing to do.
     private func disarm() {
-        timer?.schedule(deadline: .distantFuture)
+        deadline = nil
+    }
+
+    private func onTimer() {
+        timerFiresAt = nil
+        guard let deadline else { return }
+        if DispatchTime.now().uptimeNanoseconds < deadline {
+            schedule(at: deadline)
+            return
+        }
+        onTimeout()
     }
 
     private func onTimeout() {

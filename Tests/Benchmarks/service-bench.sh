@@ -53,40 +53,46 @@ http { access_log off; client_body_temp_path $W; proxy_temp_path $W; fastcgi_tem
 CONF
 nginx -c "$W/nginx.conf" & PIDS+=($!)
 cat > "$W/vary.lua" <<'LUA'
+-- PATH_FMT holds "{N}" where the varying width goes; the rest is percent-encoded
+-- text, so it must not pass through string.format.
 counter = 0
-fmt = os.getenv("PATH_FMT")
+local fmt = os.getenv("PATH_FMT")
+local at = string.find(fmt, "{N}", 1, true)
+local before, after = string.sub(fmt, 1, at - 1), string.sub(fmt, at + 3)
 request = function()
   counter = counter + 1
-  return wrk.format("GET", string.format(fmt, 100 + (counter % 300)))
+  return wrk.format("GET", before .. tostring(100 + (counter % 300)) .. after)
 end
 LUA
 sleep 1
-run() { # URL [lua] -> "req/s p99ms"
+run() { # URL [lua] -> "req/s p99ms non-2xx"
   local extra=(); [ -n "${2:-}" ] && extra=(-s "$W/vary.lua")
   wrk -t1 -c64 -d10s --latency "${extra[@]}" "$1" | awk '
     /Requests\/sec/ {rps=$2}
+    /Non-2xx/ {bad=$NF}
     /^ +99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; p99=v}
-    END {print rps, p99}'
+    END {print rps, p99, bad+0}'
 }
 for i in $(seq "$ROUNDS"); do
   echo "hits-thumbd $(run "http://127.0.0.1:18201/thumbnail?url=$SRC&w=256&h=256")" >> "$W/results"
   echo "hits-nginx $(run http://127.0.0.1:18204/thumb.jpg)" >> "$W/results"
-  echo "misses-thumbd $(PATH_FMT="/thumbnail?url=$SRC&w=%d" run "http://127.0.0.1:18202/" lua)" >> "$W/results"
-  echo "misses-thumbor $(PATH_FMT="/unsafe/%dx0/127.0.0.1:18200/photo.jpg" run "http://127.0.0.1:18203/" lua)" >> "$W/results"
+  echo "misses-thumbd $(PATH_FMT="/thumbnail?url=$SRC&w={N}" run "http://127.0.0.1:18202/" lua)" >> "$W/results"
+  echo "misses-thumbor $(PATH_FMT="/unsafe/{N}x0/127.0.0.1:18200/photo.jpg" run "http://127.0.0.1:18203/" lua)" >> "$W/results"
 done
 hwm() { awk '/VmHWM/ {s+=$2} END {printf "%.0f", s/1024}' "$@" 2>/dev/null; }
-echo "rss-thumbd-hits $(hwm /proc/$HITS/status) 0" >> "$W/results"
-echo "rss-thumbd-misses $(hwm /proc/$MISSES/status) 0" >> "$W/results"
-echo "rss-thumbor $(hwm /proc/$THUMBOR/status $(pgrep -P $THUMBOR | sed 's|.*|/proc/&/status|')) 0" >> "$W/results"
+echo "rss-thumbd-hits $(hwm /proc/$HITS/status) 0 0" >> "$W/results"
+echo "rss-thumbd-misses $(hwm /proc/$MISSES/status) 0 0" >> "$W/results"
+echo "rss-thumbor $(hwm $(pgrep -f "thumbor -p 18203" | sed 's|.*|/proc/&/status|')) 0 0" >> "$W/results"
 curl -s "http://127.0.0.1:18202/stats" > "$W/stats.json"
 python3 - "$W/results" "$W/stats.json" <<'PY'
 import json, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 def med(name, i): return statistics.median(float(r[i]) for r in rows if r[0] == name)
-print("| case | server | req/s | p99 ms |\n|---|---|---|---|")
+print("| case | server | req/s | p99 ms | non-2xx (all rounds) |\n|---|---|---|---|---|")
 for case, a, b in [("hits", "thumbd", "nginx"), ("misses", "thumbd", "thumbor")]:
     for s in (a, b):
-        print(f"| {case} | {s} | {med(f'{case}-{s}', 1):.0f} | {med(f'{case}-{s}', 2):.1f} |")
+        bad = sum(int(r[3]) for r in rows if r[0] == f"{case}-{s}")
+        print(f"| {case} | {s} | {med(f'{case}-{s}', 1):.0f} | {med(f'{case}-{s}', 2):.1f} | {bad} |")
 print(f"\nhits: thumbd/nginx req/s {med('hits-thumbd',1)/med('hits-nginx',1):.2f} (target >= 0.6)")
 print(f"misses: thumbd/thumbor req/s {med('misses-thumbd',1)/med('misses-thumbor',1):.2f} (target >= 1.5), "
       f"p99 {med('misses-thumbd',2)/med('misses-thumbor',2):.2f} (target <= 1)")

@@ -137,5 +137,15 @@ import ThumbHTTP
         #expect(origin.hits("/slowish.jpg") == 1)
         let c = daemon.service.counters.withLock { $0 }
         #expect(c.renderCompleted == 1 && c.originFetches == 1)
+        // /stats shows where the other 29 went: joined the render in flight
+        // (or, arriving after it finished, the memory cache).
+        guard case .object(let top) = try JSONParser.parse(daemon.get("/stats").body),
+              case .object(let render)? = top.first(where: { $0.key == "render" })?.value,
+              case .object(let memory)? = top.first(where: { $0.key == "memoryCache" })?.value,
+              case .integer(let coalesced)? = render.first(where: { $0.key == "coalesced" })?.value,
+              case .integer(let hits)? = memory.first(where: { $0.key == "hits" })?.value else {
+            Issue.record("stats shape"); return
+        }
+        #expect(coalesced >= 1 && coalesced + hits == 29, "render.coalesced \(coalesced), memoryCache.hits \(hits)")
     }
 }

@@ -281,4 +281,29 @@ import Testing
 
         terminate(daemon, notify)
     }
+
+    // MARK: g. journald priorities and the access log
+
+    @Test func underJournaldLinesCarryPrioritiesAndEachRequestIsLogged() throws {
+        let box = try DaemonSandbox("journal")
+        let port = Loopback.freePort()
+        try box.write(#"{"listen": "127.0.0.1:\#(port)", "diskStore": {"path": "\#(box.storePath)"}, "log": {"accessLog": true}}"#)
+        let notify = try NotifySocket()
+        let daemon = try start(box, notify, environment: ["JOURNAL_STREAM": "8:12345"])
+        defer { daemon.stop() }
+        let c = try #require(HTTPConnection(port: port))
+        defer { c.close() }
+        #expect(c.request("GET", "/healthz")?.status == 200)
+        #expect(c.request("GET", "/nope")?.status == 404)
+        // method, path, status, bytes, ms, X-Cache ("-" when the response has none), at info priority <6>.
+        let logged = daemon.waitForStderr(after: 0, timeout: 5) {
+            $0.contains("<6>GET /healthz 200 2 ") && $0.contains("<6>GET /nope 404 ")
+        }
+        #expect(logged, "stderr: \(daemon.stderr)")
+        let lines = daemon.stderr.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("<") }, "every line has a priority: \(daemon.stderr)")
+        #expect(lines.contains { $0.hasPrefix("<6>GET /healthz 200 2 ") && $0.hasSuffix("ms -") })
+        c.close()
+        terminate(daemon, notify)
+    }
 }

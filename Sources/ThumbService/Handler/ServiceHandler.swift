@@ -45,13 +45,20 @@ public final class ServiceHandler: Sendable {
             }
         }
 
+        func allows(_ method: String) -> Bool {
+            switch self {
+            case .thumbnail, .healthz, .stats, .metrics: method == "GET" || method == "HEAD"
+            case .prefetch: method == "POST"
+            case .cache: method == "DELETE"
+            }
+        }
+
         var isAdmin: Bool { self == .stats || self == .metrics || self == .prefetch || self == .cache }
     }
 
     public func handle(_ request: HTTPRequest, _ responder: Responder) {
         guard let route = Route(path: request.path) else { return responder.respond(ServiceError.notFound.response) }
-        let method = request.method == "HEAD" ? "GET" : request.method
-        guard route.allow.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == method }) else {
+        guard route.allows(request.method) else {
             return responder.respond(ServiceError.methodNotAllowed(allow: route.allow).response)
         }
         let config = service.config
