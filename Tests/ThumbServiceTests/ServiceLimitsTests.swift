@@ -68,4 +68,43 @@ import Testing
         #expect(ServiceError.overloaded.response.header("Retry-After") == "1" && ServiceError.overloaded.status == 503)
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
+
+    /// SPEC §8 `limits.maxDecodeMemoryBytes`: a storm of renders whose estimates
+    /// do not fit together queues instead of running at once — with two workers
+    /// and room for one decode, never more than one runs and the budget holds.
+    @Test func aStormOfDecodesQueuesWithinTheMemoryBudget() throws {
+        let origin = try TestOrigin()
+        let variant = PreparedVariant(width: 300, height: nil, fit: .inside, enlarge: false)
+        let estimate = try ThumbnailPipeline.plan(source: TestOrigin.jpeg, variant: variant,
+                                                  limits: ServiceConfiguration().pipelineLimits).estimatedMemory
+        let budget = estimate * 3 / 2
+        let s = try service { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
+        _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
+        let sampling = Atomic<Bool>(true)
+        let peak = Mutex((active: 0, memory: 0))
+        let sampler = Thread {
+            while sampling.load(ordering: .relaxed) {
+                let now = s.renders.statistics
+                peak.withLock { $0 = (max($0.active, now.active), max($0.memory, now.memoryInUse)) }
+                usleep(200)
+            }
+        }
+        sampler.start()
+        let group = DispatchGroup()
+        let ok = Atomic<Int>(0)
+        for q in 60..<76 {   // 16 distinct variants, all about `estimate`
+            group.enter()
+            s.thumbnail(try request(origin.url("/cat.jpg"), [("w", "300"), ("q", String(q)), ("format", "jpeg")])) { r in
+                if case .success = r { ok.add(1, ordering: .relaxed) }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        sampling.store(false, ordering: .relaxed)
+        let seen = peak.withLock { $0 }
+        #expect(ok.load(ordering: .relaxed) == 16, "all queued and served, none refused")
+        #expect(seen.active == 1 && seen.memory <= budget && seen.memory >= estimate,
+                "peak active \(seen.active), peak memory \(seen.memory) of budget \(budget) (one decode ≈ \(estimate))")
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
 }
