@@ -57,6 +57,9 @@ import ThumbHTTP
         #expect(s["render"]?["active"] == 0 && s["render"]?["queued"] == 0, "render: \(s)", sourceLocation: sourceLocation)
         #expect((s["requests"]?["active"] ?? 99) <= 1, "requests.active: \(s)", sourceLocation: sourceLocation)
         #expect((s["connections"]?["open"] ?? 99) <= 1, "connections.open: \(s)", sourceLocation: sourceLocation)
+        // Every render flight ended, and its bookkeeping with it (failures before a render included).
+        let flights = daemon.service.flightsInProgress
+        #expect(flights.flights == 0 && flights.priorities == 0, "flights: \(flights)", sourceLocation: sourceLocation)
     }
 
     /// Regular files under the store, relative to it.

@@ -84,12 +84,12 @@ public final class ThumbnailService: Sendable {
         }
         if live { counters.withLock { $0.memoryMisses += 1 } }
         if let failure = negative.lookup(url) {
-            renderFlights.complete(request, with: .failure(failure))
+            endFlight(request, .failure(failure))
             return
         }
         let joined = !originFlights.join(url) { [self] result in
             switch result {
-            case .failure(let error): renderFlights.complete(request, with: .failure(error))
+            case .failure(let error): endFlight(request, .failure(error))
             case .success(let original): render(request, from: original)
             }
         }
@@ -180,8 +180,19 @@ public final class ThumbnailService: Sendable {
             case .failure: $0.renderFailures += 1
             }
         }
+        endFlight(request, result)
+    }
+
+    /// Every way a render flight ends goes through here, so its priority entry
+    /// goes with it (a failure before any render must not leave one behind).
+    private func endFlight(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
         flightPriorities.withLock { _ = $0.removeValue(forKey: request) }
         renderFlights.complete(request, with: result)
+    }
+
+    /// Render flights in progress and their priority entries, for leak checks in tests.
+    var flightsInProgress: (flights: Int, priorities: Int) {
+        (renderFlights.inFlight, flightPriorities.withLock { $0.count })
     }
 
     private func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String) throws(ServiceError) -> Rendition {
