@@ -34,7 +34,35 @@ final class Log: Sendable {
         } else {
             line = "\(Self.timestamp()) \(at.rawValue) \(message)\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        Self.writeToStandardError(line)
+    }
+
+    /// Straight to fd 2, retrying short writes and ignoring errors: a journal
+    /// that went away must not take the service down with it (FileHandle traps).
+    private static func writeToStandardError(_ line: String) {
+        var bytes = Array(line.utf8)
+        var offset = 0
+        bytes.withUnsafeMutableBytes { buffer in
+            while offset < buffer.count {
+                let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
+            }
+        }
+    }
+
+    /// A client-chosen string made safe for one log line: control bytes and
+    /// backslashes escaped, so a decoded `%0A` cannot forge a second line.
+    static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0x5C }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x5C: out += "\\\\"
+            case 0..<0x20, 0x7F: out += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// UTC with milliseconds, without a formatter object: the access log

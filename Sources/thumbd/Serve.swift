@@ -45,20 +45,11 @@ enum Serve {
         server.onResponse = { r in
             handler.record(r)
             if log.accessLogEnabled {
-                log.write(.info, "\(r.method) \(r.path) \(r.status) \(r.bodyBytes) \(String(format: "%.1f", r.milliseconds))ms \(r.cache ?? "-")")
+                log.write(.info, "\(r.method) \(Log.escaped(r.path)) \(r.status) \(r.bodyBytes) \(String(format: "%.1f", r.milliseconds))ms \(r.cache ?? "-")")
             }
         }
-        do {
-            try server.listen(address)
-        } catch {
-            log.write(.error, "cannot listen on \(address): \(error)")
-            return 1
-        }
-        log.write(.info, "thumbd listening on \(address), originals in \(storePath)")
-        SystemdNotifier.notify("READY=1")
-        if let interval = Watchdog.interval(environment: env, pid: getpid()) {
-            Watchdog(server: server, renders: service.renders, log: log).start(every: interval)
-        }
+        // Before listening: a reload or a stop may come as soon as systemd
+        // sees the socket, and a client may leave before its answer is written.
         signal(SIGPIPE, SIG_IGN)
         Signals.on([SIGTERM, SIGINT]) {
             log.write(.info, "draining")
@@ -70,6 +61,17 @@ enum Serve {
         }
         Signals.on([SIGHUP]) {
             Reload.run(path: configPath, listenOverride: listen, service: service, server: server, log: log)
+        }
+        do {
+            try server.listen(address)
+        } catch {
+            log.write(.error, "cannot listen on \(address): \(error)")
+            return 1
+        }
+        log.write(.info, "thumbd listening on \(address), originals in \(storePath)")
+        SystemdNotifier.notify("READY=1")
+        if let interval = Watchdog.interval(environment: env, pid: getpid()) {
+            Watchdog(server: server, renders: service.renders, log: log).start(every: interval)
         }
         dispatchMain()
     }

@@ -8,13 +8,15 @@ import ThumbService
 /// systemd's watchdog (SPEC §10): `WATCHDOG=1` every half `WATCHDOG_USEC`,
 /// but only while thumbd is really working — a timer alone would keep a
 /// wedged process alive forever. Each tick checks that every I/O queue ran
-/// the heartbeat sent on the previous tick, and that the render workers,
-/// if they have work, started or finished a job since then. A render stuck
-/// for a whole watchdog period therefore gets the process restarted.
+/// the heartbeat sent on the previous tick, and that no render has been
+/// running for longer than `maxRenderSeconds` (a worker stuck in a decode).
+/// That bound is far above any legitimate render (a 50 MP progressive JPEG
+/// takes about a second), so a slow image never gets the process restarted.
 final class Watchdog: Sendable {
+    static let maxRenderSeconds: Double = 120
+
     private struct State {
         var heartbeatAnswered = true
-        var lastProgress = -1
         var unhealthyLogged = false
     }
 
@@ -48,22 +50,21 @@ final class Watchdog: Sendable {
     }
 
     private func tick() {
-        let (progress, busy) = renders.progress
+        let oldestRender = renders.oldestRunningSeconds ?? 0
         let verdict: String? = state.withLock { s in
             var problem: String?
             if !s.heartbeatAnswered {
                 problem = "an I/O queue did not answer the last heartbeat"
-            } else if busy && progress == s.lastProgress {
-                problem = "render workers made no progress since the last check"
+            } else if oldestRender > Self.maxRenderSeconds {
+                problem = "a render has been running for \(Int(oldestRender)) s"
             }
-            s.lastProgress = progress
             s.heartbeatAnswered = false
             return problem
         }
         server.heartbeat { [self] in state.withLock { $0.heartbeatAnswered = true } }
         if let verdict {
             let first = state.withLock { s in defer { s.unhealthyLogged = true }; return !s.unhealthyLogged }
-            if first { log.write(.warning, "watchdog: withholding WATCHDOG=1: \(verdict)") }
+            if first { log.write(.error, "watchdog: withholding WATCHDOG=1: \(verdict)") }
             return
         }
         state.withLock { $0.unhealthyLogged = false }

@@ -103,4 +103,40 @@ private func waitUntil(_ condition: () -> Bool) {
         #expect(recorder.order == ["live", "p1", "p2"])
         #expect(queue.statistics.rejected == 0, "prefetch refusals are not live rejections")
     }
+
+    /// A live request that joins a prefetch render must not wait for a gap in
+    /// live traffic: the promoted job goes to the back of the live queue.
+    @Test func aPromotedPrefetchJobRunsAmongLiveJobs() throws {
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        let recorder = Recorder()
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1) { gate.wait() }
+        waitUntil { queue.statistics.active == 1 }
+        let prefetch = try queue.submit(cost: 1, priority: .prefetch) { recorder.start("p"); recorder.end(); done.signal() }
+        try queue.submit(cost: 1) { recorder.start("l1"); recorder.end(); done.signal() }
+        queue.promote(prefetch)
+        try queue.submit(cost: 1) { recorder.start("l2"); recorder.end(); done.signal() }
+        queue.promote(prefetch)   // a second promotion finds nothing to move
+        gate.open()
+        for _ in 0..<3 { done.wait() }
+        #expect(recorder.order == ["l1", "p", "l2"])
+    }
+
+    /// The watchdog's view: how long the oldest running job has been running.
+    @Test func reportsTheAgeOfTheOldestRunningJob() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        #expect(queue.oldestRunningSeconds == nil)
+        let gate = Gate()
+        try queue.submit(cost: 1) { gate.wait() }
+        waitUntil { queue.statistics.active == 1 }
+        usleep(300_000)
+        let age = try #require(queue.oldestRunningSeconds)
+        #expect(age >= 0.25 && age < 5)
+        gate.open()
+        waitUntil { queue.statistics.active == 0 }
+        #expect(queue.oldestRunningSeconds == nil)
+    }
 }

@@ -295,9 +295,11 @@ import Testing
         defer { c.close() }
         #expect(c.request("GET", "/healthz")?.status == 200)
         #expect(c.request("GET", "/nope")?.status == 404)
+        // A decoded %0A in the path must not forge a second (emergency-priority) line.
+        #expect(c.request("GET", "/a%0A%3C0%3Eforged")?.status == 404)
         // method, path, status, bytes, ms, X-Cache ("-" when the response has none), at info priority <6>.
         let logged = daemon.waitForStderr(after: 0, timeout: 5) {
-            $0.contains("<6>GET /healthz 200 2 ") && $0.contains("<6>GET /nope 404 ")
+            $0.contains("<6>GET /healthz 200 2 ") && $0.contains("<6>GET /nope 404 ") && $0.contains("<6>GET /a\\x0a<0>forged 404 ")
         }
         #expect(logged, "stderr: \(daemon.stderr)")
         let lines = daemon.stderr.split(separator: "\n")

@@ -37,8 +37,8 @@ public final class RenderQueue: Sendable {
         var active = 0
         var memoryInUse = 0
         var rejected = 0
-        /// Jobs started or finished since launch: the watchdog's proof of progress.
-        var progress = 0
+        /// Start times (monotonic ns) of the running jobs, by id: the watchdog's view.
+        var running: [Int: UInt64] = [:]
         var maxQueue: Int
         var maxPrefetch: Int
         var memoryBudget: Int
@@ -106,9 +106,12 @@ public final class RenderQueue: Sendable {
         if moved { wakeWorkers() }
     }
 
-    /// Jobs started plus jobs finished so far, and whether any is running or waiting.
-    public var progress: (count: Int, busy: Bool) {
-        state.withLock { s in (s.progress, s.active > 0 || s.liveWaiting > 0 || s.prefetchWaiting > 0) }
+    /// How long the longest-running job has been running, nil when none runs.
+    /// A worker stuck in one job shows here however busy the others are.
+    public var oldestRunningSeconds: Double? {
+        guard let oldest = state.withLock({ $0.running.values.min() }) else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return Double(now - min(oldest, now)) / 1e9
     }
 
     private func wakeWorkers() {
@@ -166,7 +169,7 @@ public final class RenderQueue: Sendable {
             if let job {
                 s.active += 1
                 s.memoryInUse += job.cost
-                s.progress += 1
+                s.running[job.id] = DispatchTime.now().uptimeNanoseconds
             }
             return job
         }
@@ -190,7 +193,7 @@ public final class RenderQueue: Sendable {
             state.withLock { s in
                 s.active -= 1
                 s.memoryInUse -= job.cost
-                s.progress += 1
+                s.running[job.id] = nil
             }
             // Freed memory may let a waiting job start on another worker.
             wakeWorkers()

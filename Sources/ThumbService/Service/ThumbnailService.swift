@@ -66,15 +66,15 @@ public final class ThumbnailService: Sendable {
             if live, case .failure(.overloaded) = result { counters.withLock { $0.renderRejected += 1 } }
             completion(result)
         }
-        guard renderFlights.join(request, counted) else {
-            counters.withLock {
-                if live { $0.memoryMisses += 1 }
-                $0.renderCoalesced += 1
+        guard startOrJoinFlight(request, priority: priority, counted) else {
+            if live {
+                counters.withLock {
+                    $0.memoryMisses += 1
+                    $0.renderCoalesced += 1
+                }
             }
-            if live { promote(request) }
             return
         }
-        flightPriorities.withLock { $0[request] = (priority, nil) }
         if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
             if live { counters.withLock { $0.memoryHits += 1 } }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
@@ -94,7 +94,7 @@ public final class ThumbnailService: Sendable {
             }
         }
         if joined {
-            counters.withLock { $0.originCoalesced += 1 }
+            if live { counters.withLock { $0.originCoalesced += 1 } }
             return
         }
         let ttl = Double(config.diskStore.ttlSeconds)
@@ -163,12 +163,22 @@ public final class ThumbnailService: Sendable {
         if let failure { finishRender(request, .failure(failure)) }
     }
 
-    /// A live request joined `request`'s flight: from now on it is live work.
-    private func promote(_ request: ThumbnailRequest) {
+    /// Starts a render flight (true: the caller does the work) or joins one.
+    /// Joining and recording the flight's priority happen under one lock, so a
+    /// live request that joins a prefetch flight always finds its entry and
+    /// promotes it — to the live queue if its job is already waiting.
+    private func startOrJoinFlight(_ request: ThumbnailRequest, priority: RenderQueue.Priority,
+                                   _ waiter: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) -> Bool {
         flightPriorities.withLock { table in
-            guard let entry = table[request], entry.priority == .prefetch else { return }
-            table[request]?.priority = .live
-            if let job = entry.job { renders.promote(job) }
+            if renderFlights.join(request, waiter) {
+                table[request] = (priority, nil)
+                return true
+            }
+            if priority == .live, let entry = table[request], entry.priority == .prefetch {
+                table[request]?.priority = .live
+                if let job = entry.job { renders.promote(job) }
+            }
+            return false
         }
     }
 
