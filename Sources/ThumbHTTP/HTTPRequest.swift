@@ -26,19 +26,7 @@ public struct HTTPRequest: Sendable {
 
     /// The first value of a header, names compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { Self.equalIgnoringASCIICase($0.name, name) }?.value
-    }
-
-    /// Field names are ASCII tokens; comparing bytes avoids two lowercased copies per lookup.
-    static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
-        guard x.count == y.count else { return false }
-        for (p, q) in zip(x, y) where p != q {
-            let lp = p >= 0x41 && p <= 0x5A ? p | 0x20 : p
-            let lq = q >= 0x41 && q <= 0x5A ? q | 0x20 : q
-            if lp != lq { return false }
-        }
-        return true
+        headers.first { HeaderName.equal($0.name, name) }?.value
     }
 
     /// Whether the connection may carry another request after this one

@@ -16,7 +16,7 @@ public struct HTTPResponse: Sendable {
 
     /// The first value of a header, names compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { HeaderName.equal($0.name, name) }?.value
     }
 
     static func reason(_ status: Int) -> String {

@@ -79,3 +79,15 @@ import Testing
         #expect(String(decoding: r.body, as: UTF8.self) == #"{"error":"headers_too_large","message":"a \"b\""}"#)
     }
 }
+
+@Suite struct HeaderNameTests {
+    @Test func namesMatchIgnoringASCIICaseOnly() {
+        let request = HTTPRequest(method: "GET", target: "/", path: "/", headers: [("content-TYPE", "a"), ("X-Cache", "b")])
+        #expect(request.header("Content-Type") == "a" && request.header("x-cache") == "b")
+        #expect(request.header("Content-Typ") == nil && request.header("Content-Types") == nil)
+        let response = HTTPResponse(status: 200, headers: [("Retry-After", "1")])
+        #expect(response.header("retry-after") == "1" && response.header("RETRY-AFTER") == "1")
+        // Only A–Z fold: '[' (0x5B) and '{' (0x7B) differ by 0x20 too, but are not letters.
+        #expect(!HeaderName.equal("a[", "a{") && !HeaderName.equal("x-a", "x_a") && HeaderName.equal("ÄB", "Äb"))
+    }
+}

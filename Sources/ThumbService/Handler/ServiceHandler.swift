@@ -24,7 +24,6 @@ public final class ServiceHandler: Sendable {
     private enum Route {
         case thumbnail, healthz, stats, metrics, prefetch, cache
 
-        /// Methods per path; `HEAD` goes wherever `GET` does (SPEC §2).
         init?(path: String) {
             switch path {
             case "/thumbnail": self = .thumbnail
@@ -37,29 +36,24 @@ public final class ServiceHandler: Sendable {
             }
         }
 
-        var allow: String {
+        /// The methods this path answers, in `Allow` order (SPEC §2: `HEAD` wherever `GET`).
+        var methods: [String] {
             switch self {
-            case .thumbnail, .healthz, .stats, .metrics: "GET, HEAD"
-            case .prefetch: "POST"
-            case .cache: "DELETE"
+            case .thumbnail, .healthz, .stats, .metrics: Self.readOnly
+            case .prefetch: Self.post
+            case .cache: Self.delete
             }
         }
 
-        func allows(_ method: String) -> Bool {
-            switch self {
-            case .thumbnail, .healthz, .stats, .metrics: method == "GET" || method == "HEAD"
-            case .prefetch: method == "POST"
-            case .cache: method == "DELETE"
-            }
-        }
+        private static let readOnly = ["GET", "HEAD"], post = ["POST"], delete = ["DELETE"]
 
         var isAdmin: Bool { self == .stats || self == .metrics || self == .prefetch || self == .cache }
     }
 
     public func handle(_ request: HTTPRequest, _ responder: Responder) {
         guard let route = Route(path: request.path) else { return responder.respond(ServiceError.notFound.response) }
-        guard route.allows(request.method) else {
-            return responder.respond(ServiceError.methodNotAllowed(allow: route.allow).response)
+        guard route.methods.contains(request.method) else {
+            return responder.respond(ServiceError.methodNotAllowed(allow: route.methods.joined(separator: ", ")).response)
         }
         let config = service.config
         if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"), token: config.security.adminToken) {
