@@ -30,6 +30,14 @@ import ThumbHTTP
         return code
     }
 
+    /// A SPEC §6 error answer: this status, a JSON body, this code.
+    private func expectError(_ r: (status: Int, headers: [String: String], body: [UInt8]), _ status: Int, _ code: String,
+                             _ context: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(r.status == status, "\(context) \(r.status) \(String(decoding: r.body, as: UTF8.self))", sourceLocation: sourceLocation)
+        #expect(r.headers["content-type"] == "application/json", sourceLocation: sourceLocation)
+        #expect(errorCode(r.body) == code, sourceLocation: sourceLocation)
+    }
+
     /// `/stats` as section → integer fields.
     private func stats(_ daemon: Daemon) -> [String: [String: Int]] {
         guard case .object(let top)? = try? JSONParser.parse(daemon.get("/stats").body) else { return [:] }
@@ -107,9 +115,7 @@ import ThumbHTTP
         let daemon = try Daemon(store: dir) { $0.origin.timeoutSeconds = 3 }
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
-        #expect(r.status == 502, "\(path): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
-        #expect(r.headers["content-type"] == "application/json")
-        #expect(errorCode(r.body) == "origin_error")
+        expectError(r, 502, "origin_error", "\(path):")
         #expect(seconds < 2.5, "\(path) took \(seconds) s")
         #expect(origin.hits(path) == 1)
 
@@ -133,9 +139,7 @@ import ThumbHTTP
         let daemon = try Daemon(store: dir) { $0.limits.maxSourceBytes = 1 << 20 }
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
-        #expect(r.status == 422, "\(path): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
-        #expect(r.headers["content-type"] == "application/json")
-        #expect(errorCode(r.body) == "source_too_large")
+        expectError(r, 422, "source_too_large", "\(path):")
         #expect(seconds < 2, "\(path) took \(seconds) s")
         let served = origin.waitServed(path)
         #expect(served != nil && served! < 2.5, "the origin kept sending for \(served ?? -1) s: the download was not dropped")
@@ -159,9 +163,7 @@ import ThumbHTTP
         let daemon = try Daemon(store: dir) { $0.origin.timeoutSeconds = 1 }
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
-        #expect(r.status == 504, "\(path): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
-        #expect(r.headers["content-type"] == "application/json")
-        #expect(errorCode(r.body) == "origin_timeout")
+        expectError(r, 504, "origin_timeout", "\(path):")
         #expect(seconds >= 0.9 && seconds < 2.5, "\(path) answered after \(seconds) s")
         let served = origin.waitServed(path)
         #expect(served != nil && served! < 2.5, "the origin connection lived \(served ?? -1) s")
@@ -184,9 +186,7 @@ import ThumbHTTP
         let daemon = try Daemon(store: dir)
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, "/huge-pixels")) }
-        #expect(r.status == 422, "\(r.status) \(String(decoding: r.body, as: UTF8.self))")
-        #expect(r.headers["content-type"] == "application/json")
-        #expect(errorCode(r.body) == "image_too_large")
+        expectError(r, 422, "image_too_large")
         #expect(seconds < 2, "took \(seconds) s: was it decoded?")
 
         let again = daemon.get(target(origin, "/huge-pixels", "&w=60"))

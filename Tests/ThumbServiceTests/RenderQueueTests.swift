@@ -8,6 +8,12 @@ private final class Gate: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
     func wait() { semaphore.wait() }
     func open(_ n: Int = 1) { for _ in 0..<n { semaphore.signal() } }
+
+    /// Occupies one worker of `queue` until the gate opens.
+    func hold(_ queue: RenderQueue) throws {
+        try queue.submit(cost: 1) { self.wait() }
+        waitUntil { queue.statistics.active == 1 }
+    }
 }
 
 private final class Recorder: Sendable {
@@ -24,6 +30,11 @@ private final class Recorder: Sendable {
     var order: [String] { state.withLock { $0.order } }
     var maxRunning: Int { state.withLock { $0.maxRunning } }
     var threads: Set<String> { state.withLock { $0.threads } }
+
+    /// A job that records `name` and signals `done`.
+    func job(_ name: String, _ done: DispatchSemaphore) -> @Sendable () -> Void {
+        { self.start(name); self.end(); done.signal() }
+    }
 }
 
 private func currentThreadName() -> String { "\(pthread_self())" }
@@ -57,8 +68,7 @@ private func waitUntil(_ condition: () -> Bool) {
         let queue = RenderQueue(workers: 1, maxQueue: 2, memoryBudget: 1000)
         defer { queue.shutdown() }
         let gate = Gate()
-        try queue.submit(cost: 1) { gate.wait() }
-        waitUntil { queue.statistics.active == 1 }
+        try gate.hold(queue)
         try queue.submit(cost: 1) { gate.wait() }
         try queue.submit(cost: 1) { gate.wait() }
         #expect(throws: ServiceError.overloaded) { try queue.submit(cost: 1) {} }
@@ -92,12 +102,11 @@ private func waitUntil(_ condition: () -> Bool) {
         let gate = Gate()
         let recorder = Recorder()
         let done = DispatchSemaphore(value: 0)
-        try queue.submit(cost: 1) { gate.wait() }
-        waitUntil { queue.statistics.active == 1 }
-        try queue.submit(cost: 1, priority: .prefetch) { recorder.start("p1"); recorder.end(); done.signal() }
-        try queue.submit(cost: 1, priority: .prefetch) { recorder.start("p2"); recorder.end(); done.signal() }
+        try gate.hold(queue)
+        try queue.submit(cost: 1, priority: .prefetch, recorder.job("p1", done))
+        try queue.submit(cost: 1, priority: .prefetch, recorder.job("p2", done))
         #expect(throws: ServiceError.overloaded) { try queue.submit(cost: 1, priority: .prefetch) {} }
-        try queue.submit(cost: 1) { recorder.start("live"); recorder.end(); done.signal() }
+        try queue.submit(cost: 1, recorder.job("live", done))
         gate.open()
         for _ in 0..<3 { done.wait() }
         #expect(recorder.order == ["live", "p1", "p2"])
@@ -112,12 +121,11 @@ private func waitUntil(_ condition: () -> Bool) {
         let gate = Gate()
         let recorder = Recorder()
         let done = DispatchSemaphore(value: 0)
-        try queue.submit(cost: 1) { gate.wait() }
-        waitUntil { queue.statistics.active == 1 }
-        let prefetch = try queue.submit(cost: 1, priority: .prefetch) { recorder.start("p"); recorder.end(); done.signal() }
-        try queue.submit(cost: 1) { recorder.start("l1"); recorder.end(); done.signal() }
+        try gate.hold(queue)
+        let prefetch = try queue.submit(cost: 1, priority: .prefetch, recorder.job("p", done))
+        try queue.submit(cost: 1, recorder.job("l1", done))
         queue.promote(prefetch)
-        try queue.submit(cost: 1) { recorder.start("l2"); recorder.end(); done.signal() }
+        try queue.submit(cost: 1, recorder.job("l2", done))
         queue.promote(prefetch)   // a second promotion finds nothing to move
         gate.open()
         for _ in 0..<3 { done.wait() }
@@ -130,8 +138,7 @@ private func waitUntil(_ condition: () -> Bool) {
         defer { queue.shutdown() }
         #expect(queue.oldestRunningSeconds == nil)
         let gate = Gate()
-        try queue.submit(cost: 1) { gate.wait() }
-        waitUntil { queue.statistics.active == 1 }
+        try gate.hold(queue)
         usleep(300_000)
         let age = try #require(queue.oldestRunningSeconds)
         #expect(age >= 0.25 && age < 5)

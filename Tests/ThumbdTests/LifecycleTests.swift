@@ -115,18 +115,29 @@ import Testing
 
     // MARK: c. SIGHUP reload keeps connections
 
-    @Test func sighupReloadAppliesNewRulesOnTheSameConnection() throws {
-        let box = try DaemonSandbox("hup")
+    /// A daemon whose only allowed size is 64x64, a kept-alive connection to it,
+    /// and proof on that connection that 32x32 is refused. The caller must
+    /// `defer` stopping the daemon and closing the connection at once.
+    private func startWith64x64Rule(_ name: String) throws
+        -> (DaemonSandbox, UInt16, NotifySocket, DaemonProcess, HTTPConnection) {
+        let box = try DaemonSandbox(name)
         let port = Loopback.freePort()
         try box.write(Self.config(port: port, box, #""output": {"allowedSizes": ["64x64"]}"#))
         let notify = try NotifySocket()
         let daemon = try start(box, notify)
-        defer { daemon.stop() }
+        guard let c = HTTPConnection(port: port) else {
+            daemon.stop()
+            throw POSIXError(.ECONNREFUSED)
+        }
+        expectSizeRefused(c.request("GET", Self.sized32), "before reload, 32x32 with allowedSizes [64x64]")
+        return (box, port, notify, daemon, c)
+    }
 
-        let c = try #require(HTTPConnection(port: port), "cannot connect to \(port)")
+    @Test func sighupReloadAppliesNewRulesOnTheSameConnection() throws {
+        let (box, port, notify, daemon, c) = try startWith64x64Rule("hup")
+        defer { daemon.stop() }
         defer { c.close() }
         let localPort = c.localPort
-        expectSizeRefused(c.request("GET", Self.sized32), "before reload, 32x32 with allowedSizes [64x64]")
 
         try box.write(Self.config(port: port, box, #""output": {"allowedSizes": ["32x32"]}"#))
         daemon.signal(SIGHUP)
@@ -151,15 +162,9 @@ import Testing
     // MARK: d. SIGHUP with a bad file keeps the old config
 
     @Test func sighupWithABrokenFileKeepsServingTheOldConfig() throws {
-        let box = try DaemonSandbox("hupbad")
-        let port = Loopback.freePort()
-        try box.write(Self.config(port: port, box, #""output": {"allowedSizes": ["64x64"]}"#))
-        let notify = try NotifySocket()
-        let daemon = try start(box, notify)
+        let (box, port, notify, daemon, c) = try startWith64x64Rule("hupbad")
         defer { daemon.stop() }
-        let c = try #require(HTTPConnection(port: port), "cannot connect to \(port)")
         defer { c.close() }
-        expectSizeRefused(c.request("GET", Self.sized32), "before reload")
 
         // 1. Not JSON at all (truncated).
         var mark = daemon.stderrMark
