@@ -107,4 +107,27 @@ import Testing
                 "peak active \(seen.active), peak memory \(seen.memory) of budget \(budget) (one decode ≈ \(estimate))")
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
+
+    /// SIGHUP's service half (SPEC §10): new cache sizes evict at once, new
+    /// origin rules reach the fetcher.
+    @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {
+        let origin = try TestOrigin()
+        let s = try service { $0.memoryCacheBytes = 1 << 20 }
+        for w in 20..<30 { _ = answer(s, try request(origin.url("/cat.jpg"), [("w", String(w))])) }
+        let before = s.memory.statistics
+        #expect(before.entries >= 10 && before.bytes > 20_000)
+        var smaller = s.config
+        smaller.memoryCacheBytes = 20_000
+        smaller.diskStore.maxBytes = 1 << 19
+        smaller.origin.allowPrivateNetworks = false
+        s.reload(smaller)
+        let after = s.memory.statistics
+        #expect(after.limitBytes == 20_000 && after.bytes <= 20_000 && after.evictions > before.evictions)
+        #expect(s.disk?.statistics.limitBytes == 1 << 19)
+        // A source not yet on disk now goes through the new rules: loopback is refused.
+        let refused = answer(s, try request(origin.url("/slowish.jpg"), [("w", "20")]))
+        guard case .failure(.forbiddenSource) = refused else { Issue.record("expected 403, got \(refused)"); return }
+        #expect(origin.hits("/slowish.jpg") == 0)
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
 }
