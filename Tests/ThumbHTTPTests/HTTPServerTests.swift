@@ -220,6 +220,10 @@ final class Counter: Sendable {
         let idle = try TestClient(port: port)
         idle.send("GET / HTTP/1.1\r\n\r\n")
         #expect(idle.readResponse()?.status == 200)
+        // The idle request counts as active until its write completes, which may
+        // be after the client read it: wait for that first, or the check below
+        // could see it instead of the slow one and drain before /slow is parsed.
+        #expect(waitUntil { server.statistics.requestsActive == 0 })
         let busy = try TestClient(port: port)
         busy.send("GET /slow HTTP/1.1\r\n\r\n")
         #expect(waitUntil { server.statistics.requestsActive == 1 })
