@@ -6,8 +6,12 @@ import PackageDescription
 //   ThumbImaging (bitmaps, geometry, resampling; no I/O)
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys
-//   ThumbService (pipeline, fetcher, caches, handler) → all of the above
-//   thumbd (CLI, signals, systemd) → ThumbService
+//   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
+//   ThumbFetch (downloads of originals and the source rules; no images) → nothing of ours
+//   ThumbService (config, disk store, memory cache, coalescing, render queue, pipeline, stats)
+//     → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbHTTP (its config types only)
+//   ThumbAPI (routes, handler, /stats and /metrics, signing, Daemon assembly) → ThumbService, ThumbHTTP
+//   thumbd (CLI, signals, systemd, logging) → ThumbAPI
 let package = Package(
     name: "thumbd",
     products: [
@@ -30,10 +34,15 @@ let package = Package(
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
 
-        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP", "CCrypto"]),
+        .target(name: "ThumbJSON"),
+        .target(name: "ThumbFetch"),
+        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP", "ThumbFetch",
+                                                     "ThumbJSON", "CCrypto"]),
+        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON"]),
 
         .executableTarget(name: "thumbd",
-                          dependencies: ["ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP"]),
+                          dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
+                                         "ThumbJSON"]),
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
         .executableTarget(name: "FuzzCodec", dependencies: ["ThumbCodec", "ThumbImaging"]),
@@ -44,7 +53,8 @@ let package = Package(
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
-        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbHTTP"]),
+        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON",
+                                                              "ThumbAPI"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd"]),
     ]
 )

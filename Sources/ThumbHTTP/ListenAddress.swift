@@ -8,7 +8,10 @@ public enum ListenAddress: Equatable, Sendable, CustomStringConvertible {
     /// An already-listening descriptor (socket activation, fd 3).
     case inherited(fd: Int32)
 
-    /// Parses `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080` or `unix:/run/thumbd.sock`.
+    /// Parses `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080` or
+    /// `unix:/run/thumbd.sock`. HOST is an IP literal or `localhost`: a name
+    /// would need DNS at start-up. The one parser of `listen`, used by the
+    /// config check and at start-up alike.
     public init?(_ text: String) {
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst(5))
@@ -19,8 +22,13 @@ public enum ListenAddress: Equatable, Sendable, CustomStringConvertible {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { return nil }
+        guard host == "localhost" || Self.isIPLiteral(host) else { return nil }
         self = .inet(host: host, port: port)
+    }
+
+    private static func isIPLiteral(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     public var description: String {

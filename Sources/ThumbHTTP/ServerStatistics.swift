@@ -21,12 +21,17 @@ public struct ResponseRecord: Sendable {
     public let cache: String?
 }
 
-/// Server limits (SPEC §8 `http`).
-public struct HTTPServerConfiguration: Sendable {
-    public var maxConnections = 4096
-    public var maxHeaderBytes = 16_384
-    public var requestTimeoutSeconds: Double = 10
-    public var idleTimeoutSeconds: Double = 60
+/// Server limits (the `http` section of the configuration). The defaults
+/// here are the built-in ones; the service's configuration uses this type.
+public struct HTTPServerConfiguration: Equatable, Sendable {
+    /// Open connections; more are accepted and closed at once.
+    public var maxConnections: Int
+    /// Bytes of a request head; more is `431`.
+    public var maxHeaderBytes: Int
+    /// Seconds to receive a request head; then `408`.
+    public var requestTimeoutSeconds: Double
+    /// Seconds a kept-alive connection may wait for its next request.
+    public var idleTimeoutSeconds: Double
 
     public init(maxConnections: Int = 4096, maxHeaderBytes: Int = 16_384,
                 requestTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 60) {

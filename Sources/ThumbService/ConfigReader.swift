@@ -1,3 +1,4 @@
+import ThumbJSON
 /// Walks one JSON object of the config file, taking keys by name and type and
 /// refusing, at `finish()`, any key nobody took: a typo must stop start-up,
 /// not silently fall back to a default.

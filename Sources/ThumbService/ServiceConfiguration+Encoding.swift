@@ -1,3 +1,4 @@
+import ThumbJSON
 extension ServiceConfiguration {
     /// The effective configuration as JSON, in the shape of the config file
     /// (what `thumbd check-config` prints). Secrets are masked.

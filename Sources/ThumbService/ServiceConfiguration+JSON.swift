@@ -1,4 +1,7 @@
+import ThumbFetch
+import ThumbJSON
 import Foundation
+import ThumbHTTP
 import ThumbImaging
 
 extension ServiceConfiguration {
@@ -105,15 +108,9 @@ extension ServiceConfiguration {
     }
 
     private static func validListen(_ value: String) throws(ConfigurationError) -> String {
-        if value.hasPrefix("unix:") {
-            guard value.count > 5 else { throw ConfigurationError(key: "listen", "unix: needs a path") }
-            return value
+        guard ListenAddress(value) != nil else {
+            throw ConfigurationError(key: "listen", "must be IP:PORT, localhost:PORT, [IPv6]:PORT or unix:/path, not '\(value)'")
         }
-        guard let colon = value.lastIndex(of: ":"), let port = UInt16(value[value.index(after: colon)...]),
-              colon > value.startIndex else {
-            throw ConfigurationError(key: "listen", "must be HOST:PORT, [IPv6]:PORT or unix:/path, not '\(value)'")
-        }
-        _ = port
         return value
     }
 }

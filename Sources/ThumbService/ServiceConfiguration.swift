@@ -1,3 +1,4 @@
+import ThumbHTTP
 import ThumbImaging
 
 /// thumbd's configuration (SPEC §8). Every field has the documented default,
@@ -22,7 +23,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public init() {}
 
     public struct DiskStore: Equatable, Sendable {
-        /// nil: `$CACHE_DIRECTORY/originals`, else `~/.cache/thumbd/originals`.
+        /// nil: see `resolvedPath(environment:)`.
         public var path: String?
         /// Bytes, data and metadata together.
         public var maxBytes = 4_294_967_296
@@ -47,12 +48,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var negativeCacheSeconds: Double = 30
     }
 
-    public struct HTTP: Equatable, Sendable {
-        public var maxConnections = 4096
-        public var maxHeaderBytes = 16_384
-        public var requestTimeoutSeconds: Double = 10
-        public var idleTimeoutSeconds: Double = 60
-    }
+    /// The HTTP server's own limits type, so its defaults are written once.
+    public typealias HTTP = HTTPServerConfiguration
 
     public struct Output: Equatable, Sendable {
         public var defaultQuality = 82

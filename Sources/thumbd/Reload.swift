@@ -1,20 +1,19 @@
 import Foundation
 import Glibc
-import ThumbHTTP
+import ThumbAPI
 import ThumbService
 
 /// SIGHUP (SPEC §10): re-read the config file and apply it without dropping a
 /// connection. A file that does not load changes nothing. What only a restart
 /// can change (`listen`, `workers`, `diskStore.path`) is kept and logged.
 enum Reload {
-    static func run(path: String?, listenOverride: String?, service: ThumbnailService, server: HTTPServer, log: Log) {
+    static func run(path: String?, listenOverride: String?, daemon: Daemon, log: Log) {
         SystemdNotifier.notify("RELOADING=1\nMONOTONIC_USEC=\(monotonicMicroseconds())")
         defer { SystemdNotifier.notify("READY=1") }
         guard let path else {
             log.write(.info, "reload: no --config file; built-in defaults stay in force")
             return
         }
-        let old = service.config
         var new: ServiceConfiguration
         do {
             new = try ServiceConfiguration.load(path: path)
@@ -23,15 +22,9 @@ enum Reload {
             return
         }
         if let listenOverride { new.listen = listenOverride }
-        for (key, changed) in [("listen", new.listen != old.listen), ("workers", new.workers != old.workers),
-                               ("diskStore.path", new.diskStore.path != old.diskStore.path)] where changed {
+        for key in daemon.reload(new) {
             log.write(.warning, "reload: \(key) changed; it takes effect after a restart")
         }
-        new.listen = old.listen
-        new.workers = old.workers
-        new.diskStore.path = old.diskStore.path
-        service.reload(new)
-        server.update(new.http.server)
         log.update(level: new.log.level, accessLog: new.log.accessLog)
         log.write(.info, "reloaded configuration from \(path)")
     }

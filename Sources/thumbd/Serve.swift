@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import ThumbAPI
 import ThumbHTTP
 import ThumbService
 
@@ -19,7 +20,7 @@ enum Serve {
         if let listen { config.listen = listen }
         let log = Log(level: config.log.level, accessLog: config.log.accessLog)
         guard var address = ListenAddress(config.listen) else {
-            FileHandle.standardError.write(Data("thumbd: listen: '\(config.listen)' is not HOST:PORT or unix:/path\n".utf8))
+            FileHandle.standardError.write(Data("thumbd: listen: '\(config.listen)' is not IP:PORT, localhost:PORT, [IPv6]:PORT or unix:/path\n".utf8))
             return 2
         }
         let env = ProcessInfo.processInfo.environment
@@ -27,8 +28,10 @@ enum Serve {
             address = inherited
             unsetenv("LISTEN_FDS"); unsetenv("LISTEN_PID"); unsetenv("LISTEN_FDNAMES")
         }
-        let storePath = config.diskStore.path ?? env["CACHE_DIRECTORY"].map { $0.split(separator: ":")[0] + "/originals" }
-            ?? (NSHomeDirectory() + "/.cache/thumbd/originals")
+        guard let storePath = config.diskStore.resolvedPath(environment: env) else {
+            log.write(.error, "disk store: set diskStore.path (no CACHE_DIRECTORY, XDG_CACHE_HOME or HOME)")
+            return 1
+        }
         let disk: DiskStore
         do {
             disk = try DiskStore(directory: storePath, maxBytes: config.diskStore.maxBytes)
@@ -36,14 +39,7 @@ enum Serve {
             log.write(.error, "disk store: \(error.message)")
             return 1
         }
-        let service = ThumbnailService(configuration: config, fetcher: Fetcher(policy: FetchPolicy(configuration: config)), disk: disk)
-        let box = ServerBox()
-        let handler = ServiceHandler(service: service, serverStatistics: { box.server?.statistics ?? ServerStatistics() },
-                                     isDraining: { box.server?.isDraining ?? false })
-        let server = HTTPServer(configuration: config.http.server) { handler.handle($0, $1) }
-        box.server = server
-        server.onResponse = { r in
-            handler.record(r)
+        let daemon = Daemon(configuration: config, disk: disk) { r in
             if log.accessLogEnabled {
                 log.write(.info, "\(r.method) \(Log.escaped(r.path)) \(r.status) \(r.bodyBytes) \(String(format: "%.1f", r.milliseconds))ms \(r.cache ?? "-")")
             }
@@ -54,16 +50,16 @@ enum Serve {
         Signals.on([SIGTERM, SIGINT]) {
             log.write(.info, "draining")
             SystemdNotifier.notify("STOPPING=1")
-            server.drain(deadline: 10) {
+            daemon.drain(deadline: 10) {
                 log.write(.info, "drained; exiting")
                 exit(0)
             }
         }
         Signals.on([SIGHUP]) {
-            Reload.run(path: configPath, listenOverride: listen, service: service, server: server, log: log)
+            Reload.run(path: configPath, listenOverride: listen, daemon: daemon, log: log)
         }
         do {
-            try server.listen(address)
+            try daemon.listen(address)
         } catch {
             log.write(.error, "cannot listen on \(address): \(error)")
             return 1
@@ -71,20 +67,8 @@ enum Serve {
         log.write(.info, "thumbd listening on \(address), originals in \(storePath)")
         SystemdNotifier.notify("READY=1")
         if let interval = Watchdog.interval(environment: env, pid: getpid()) {
-            Watchdog(server: server, renders: service.renders, log: log).start(every: interval)
+            Watchdog(server: daemon.server, renders: daemon.service.renders, log: log).start(every: interval)
         }
         dispatchMain()
-    }
-}
-
-/// Lets the handler reach the server it is handed to.
-final class ServerBox: @unchecked Sendable {
-    var server: HTTPServer?
-}
-
-extension ServiceConfiguration.HTTP {
-    var server: HTTPServerConfiguration {
-        HTTPServerConfiguration(maxConnections: maxConnections, maxHeaderBytes: maxHeaderBytes,
-                                requestTimeoutSeconds: requestTimeoutSeconds, idleTimeoutSeconds: idleTimeoutSeconds)
     }
 }

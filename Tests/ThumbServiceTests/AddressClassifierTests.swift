@@ -1,4 +1,5 @@
 import Testing
+@testable import ThumbFetch
 @testable import ThumbService
 
 /// The SSRF rules as a pure function on literals: no test ever connects to these.

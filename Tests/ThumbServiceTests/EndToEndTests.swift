@@ -5,33 +5,29 @@ import FoundationNetworking
 import Synchronization
 import Testing
 import ThumbHTTP
+@testable import ThumbFetch
+@testable import ThumbAPI
+@testable import ThumbJSON
 @testable import ThumbService
 
 /// The whole service over real loopback sockets: thumbd's HTTP server with the
 /// service handler in front of a real origin, both on 127.0.0.1.
 @Suite(.serialized) struct EndToEndTests {
-    final class Daemon: @unchecked Sendable {
-        let server: HTTPServer
+    /// The real `Daemon` (the wiring `thumbd` ships) on an ephemeral loopback
+    /// port, with a small HTTP client.
+    final class TestDaemon: @unchecked Sendable {
+        let daemon: Daemon
         let port: UInt16
-        let service: ThumbnailService
-        var server2: HTTPServer? = nil
+        var server: HTTPServer { daemon.server }
+        var service: ThumbnailService { daemon.service }
 
         init(store: String, change: (inout ServiceConfiguration) -> Void = { _ in }) throws {
             var c = ServiceConfiguration()
             c.origin.allowPrivateNetworks = true   // the test origin is on loopback
             change(&c)
-            service = ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
-                                       disk: try DiskStore(directory: store, maxBytes: c.diskStore.maxBytes))
-            let box = Box()
-            let handler = ServiceHandler(service: service, serverStatistics: { box.server?.statistics ?? ServerStatistics() },
-                                         isDraining: { box.server?.isDraining ?? false })
-            server = HTTPServer(configuration: HTTPServerConfiguration()) { handler.handle($0, $1) }
-            server.onResponse = { handler.record($0) }
-            box.server = server
-            port = try server.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
+            daemon = Daemon(configuration: c, disk: try DiskStore(directory: store, maxBytes: c.diskStore.maxBytes))
+            port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
         }
-
-        final class Box: @unchecked Sendable { var server: HTTPServer? }
 
         func get(_ target: String, headers: [String: String] = [:], method: String = "GET", body: [UInt8]? = nil)
             -> (status: Int, headers: [String: String], body: [UInt8]) {
@@ -66,7 +62,7 @@ import ThumbHTTP
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let target = "/thumbnail?url=\(encoded(origin.url("/cat.jpg")))&w=100"
-        let daemon = try Daemon(store: dir)
+        let daemon = try TestDaemon(store: dir)
         let first = daemon.get(target)
         #expect(first.status == 200 && first.headers["x-cache"] == "origin" && first.headers["content-type"] == "image/jpeg")
         #expect(first.headers["x-image-width"] == "100" && first.headers["x-image-height"] == "67")
@@ -80,7 +76,7 @@ import ThumbHTTP
         #expect(origin.hits("/cat.jpg") == 1)
 
         // A new process on the same store: decoded from disk, same ETag, origin untouched.
-        let restarted = try Daemon(store: dir)
+        let restarted = try TestDaemon(store: dir)
         let third = restarted.get(target)
         #expect(third.status == 200 && third.headers["x-cache"] == "disk" && third.headers["etag"] == etag)
         #expect(origin.hits("/cat.jpg") == 1)
@@ -99,7 +95,7 @@ import ThumbHTTP
         let origin = try TestOrigin()
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir)
+        let daemon = try TestDaemon(store: dir)
         let r = daemon.get("/thumbnail?url=\(encoded(origin.url(path)))&w=50")
         #expect(r.status == status && r.headers["content-type"] == "application/json")
         #expect(String(decoding: r.body, as: UTF8.self).contains("\"error\":\"\(code)\""))
@@ -112,7 +108,7 @@ import ThumbHTTP
     @Test func routingAndBadRequests() throws {
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir)
+        let daemon = try TestDaemon(store: dir)
         #expect(daemon.get("/healthz").status == 200 && daemon.get("/healthz").body == Array("ok".utf8))
         #expect(daemon.get("/nope").status == 404)
         let wrongMethod = daemon.get("/thumbnail", method: "POST")
@@ -125,7 +121,7 @@ import ThumbHTTP
         let origin = try TestOrigin()
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir)
+        let daemon = try TestDaemon(store: dir)
         let target = "/thumbnail?url=\(encoded(origin.url("/slowish.jpg")))&w=64&h=64&fit=cover"
         let bodies = Mutex<[[UInt8]]>([])
         DispatchQueue.concurrentPerform(iterations: 30) { _ in

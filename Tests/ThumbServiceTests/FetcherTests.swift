@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ThumbFetch
 @testable import ThumbService
 
 /// The fetcher against a real origin on 127.0.0.1 (private networks allowed,
@@ -16,11 +17,11 @@ import Testing
 
     @Test func fetchesBytesWithValidatorsAndAnswers304ToAConditionalRequest() throws {
         let origin = try TestOrigin()
-        guard case .fetched(let body, let etag, let lm, _) = try fetcher().fetch(origin.url("/cat.jpg"), conditional: nil) else {
+        guard case .fetched(let body, let etag, let lm, _) = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: nil) else {
             Issue.record("not fetched"); return
         }
         #expect(body == TestOrigin.jpeg && etag == "\"v1\"" && lm == "Sun, 22 Nov 2026 10:00:00 GMT")
-        let again = try fetcher().fetch(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil))
+        let again = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil))
         #expect(again == .notModified(etag: "\"v1\"", lastModified: nil))
     }
 
@@ -33,23 +34,23 @@ import Testing
                       ("/big.bin", .sourceTooLarge(limit: 1 << 20))])
     func originFailuresMapToSpecErrors(_ path: String, _ expected: ServiceError) throws {
         let origin = try TestOrigin()
-        #expect(throws: expected) { try fetcher().fetch(origin.url(path), conditional: nil) }
+        #expect(throws: expected) { try fetcher().fetchOriginal(origin.url(path), conditional: nil) }
     }
 
     @Test func redirectsWithinTheLimitAndRelativeOnesAreFollowed() throws {
         let origin = try TestOrigin()
-        guard case .fetched(let body, _, _, let final) = try fetcher().fetch(origin.url("/hop/3"), conditional: nil) else {
+        guard case .fetched(let body, _, _, let final) = try fetcher().fetchOriginal(origin.url("/hop/3"), conditional: nil) else {
             Issue.record("not fetched"); return
         }
         #expect(body == TestOrigin.jpeg && final == origin.url("/cat.jpg") && origin.hits("/hop/1") == 1)
-        guard case .fetched = try fetcher().fetch(origin.url("/relative"), conditional: nil) else { Issue.record("relative"); return }
+        guard case .fetched = try fetcher().fetchOriginal(origin.url("/relative"), conditional: nil) else { Issue.record("relative"); return }
     }
 
     @Test func aSlowOriginTimesOutNearTheDeadline() throws {
         let origin = try TestOrigin()
         let start = Date()
         #expect(throws: ServiceError.originTimeout("origin took longer than origin.timeoutSeconds")) {
-            try fetcher().fetch(origin.url("/slow.jpg"), conditional: nil)
+            try fetcher().fetchOriginal(origin.url("/slow.jpg"), conditional: nil)
         }
         #expect(Date().timeIntervalSince(start) < 1.5)
     }
@@ -59,16 +60,16 @@ import Testing
         let port = origin.port
         origin.server.drain(deadline: 0) {}
         usleep(100_000)
-        #expect(throws: ServiceError.self) { try fetcher().fetch("http://127.0.0.1:\(port)/cat.jpg", conditional: nil) }
+        #expect(throws: ServiceError.self) { try fetcher().fetchOriginal("http://127.0.0.1:\(port)/cat.jpg", conditional: nil) }
     }
 
     @Test func privateAddressesAreRefusedBeforeAnyConnection() throws {
         let origin = try TestOrigin()
         let strict = fetcher { $0.origin.allowPrivateNetworks = false }
         #expect(throws: ServiceError.forbiddenSource("source address 127.0.0.1 is loopback")) {
-            try strict.fetch(origin.url("/cat.jpg"), conditional: nil)
+            try strict.fetchOriginal(origin.url("/cat.jpg"), conditional: nil)
         }
-        #expect(throws: ServiceError.self) { try strict.fetch("http://localhost:\(origin.port)/cat.jpg", conditional: nil) }
+        #expect(throws: ServiceError.self) { try strict.fetchOriginal("http://localhost:\(origin.port)/cat.jpg", conditional: nil) }
         #expect(origin.totalHits == 0)
     }
 
@@ -76,11 +77,11 @@ import Testing
         let origin = try TestOrigin()
         let onlyLoopbackLiteral = fetcher { $0.origin.allowedHosts = ["127.0.0.1"] }
         #expect(throws: ServiceError.forbiddenSource("host localhost is not in origin.allowedHosts")) {
-            try onlyLoopbackLiteral.fetch(origin.url("/to-localhost"), conditional: nil)
+            try onlyLoopbackLiteral.fetchOriginal(origin.url("/to-localhost"), conditional: nil)
         }
         #expect(origin.hits("/to-localhost") == 1 && origin.hits("/cat.jpg") == 0)
         #expect(throws: ServiceError.self) {
-            try fetcher { $0.origin.allowedHosts = ["*.example.com"] }.fetch(origin.url("/cat.jpg"), conditional: nil)
+            try fetcher { $0.origin.allowedHosts = ["*.example.com"] }.fetchOriginal(origin.url("/cat.jpg"), conditional: nil)
         }
     }
 }

@@ -1,4 +1,6 @@
 import Testing
+@testable import ThumbAPI
+@testable import ThumbJSON
 @testable import ThumbService
 
 @Suite struct JSONParserTests {

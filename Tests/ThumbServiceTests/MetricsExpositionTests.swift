@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import ThumbHTTP
+@testable import ThumbAPI
+@testable import ThumbJSON
 @testable import ThumbService
 
 // MARK: - A strict reader of the text format, version 0.0.4
@@ -200,15 +202,16 @@ private func busyReport() -> StatisticsReport {
     server.requestsTotal = 1710
     server.requestsActive = 6
     server.byStatus = [200: 1500, 304: 120, 400: 11, 404: 77, 503: 2]
-    return StatisticsReport(
-        uptimeSeconds: 12345.67,
+    let service = ServiceStatistics(
         memory: .init(entries: 42, bytes: 12_582_912, limitBytes: 268_435_456, insertions: 57, evictions: 15),
         disk: DiskStore.Statistics(entries: 80, bytes: 987_654_321, limitBytes: 10_737_418_240, hits: 233, misses: 88,
                                    evictions: 8, revalidations: 5),
         counters: counters,
-        render: RenderQueue.Statistics(active: 2, queued: 5, rejected: 2, memoryInUse: 1_000_000),
+        render: RenderQueue.Statistics(active: 2, queued: 5, memoryInUse: 1_000_000))
+    return StatisticsReport(
+        uptimeSeconds: 12345.67, service: service,
         prefetch: Prefetcher.Statistics(accepted: 2500, queued: 640, running: 4, completed: 1800, failures: 56),
-        server: server, memoryLimit: 268_435_456, diskLimit: 10_737_418_240)
+        server: server)
 }
 
 /// Name, type and value of every figure in `busyReport`, written out by hand.

@@ -1,19 +1,21 @@
 import Foundation
 import Testing
 import ThumbHTTP
+@testable import ThumbAPI
+@testable import ThumbJSON
 @testable import ThumbService
 
 /// Issue 5 over real loopback sockets: signed URLs, the admin token,
 /// `POST /prefetch`, `DELETE /cache`.
 @Suite(.serialized) struct OperationsTests {
-    typealias Daemon = EndToEndTests.Daemon
+    typealias TestDaemon = EndToEndTests.TestDaemon
 
     private func withDaemon(_ change: (inout ServiceConfiguration) -> Void = { _ in },
-                            _ body: (Daemon, TestOrigin) throws -> Void) throws {
+                            _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
         let origin = try TestOrigin()
         let dir = NSTemporaryDirectory() + "thumbd-ops-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir, change: change)
+        let daemon = try TestDaemon(store: dir, change: change)
         try body(daemon, origin)
     }
 
@@ -31,7 +33,7 @@ import ThumbHTTP
     }
 
     /// `/stats` figure at `section.field`.
-    private func stat(_ daemon: Daemon, _ section: String, _ field: String, token: String? = nil) -> Int {
+    private func stat(_ daemon: TestDaemon, _ section: String, _ field: String, token: String? = nil) -> Int {
         let r = daemon.get("/stats", headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
         guard case .object(let fields)? = (try? json(r.body))?.first(where: { $0.key == section })?.value,
               case .integer(let n)? = fields.first(where: { $0.key == field })?.value else { return -1 }

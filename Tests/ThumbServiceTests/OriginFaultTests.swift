@@ -3,6 +3,8 @@ import Glibc
 import Synchronization
 import Testing
 import ThumbHTTP
+@testable import ThumbAPI
+@testable import ThumbJSON
 @testable import ThumbService
 
 /// The whole service (HTTP server, handler, service, real fetcher, disk store)
@@ -10,7 +12,7 @@ import ThumbHTTP
 /// maps to its SPEC §6 status and JSON code, nothing partial reaches the disk
 /// store, and no download, render, request or connection is left behind.
 @Suite(.serialized) struct OriginFaultTests {
-    typealias Daemon = EndToEndTests.Daemon
+    typealias TestDaemon = EndToEndTests.TestDaemon
 
     // MARK: - Helpers
 
@@ -39,7 +41,7 @@ import ThumbHTTP
     }
 
     /// `/stats` as section → integer fields.
-    private func stats(_ daemon: Daemon) -> [String: [String: Int]] {
+    private func stats(_ daemon: TestDaemon) -> [String: [String: Int]] {
         guard case .object(let top)? = try? JSONParser.parse(daemon.get("/stats").body) else { return [:] }
         var out: [String: [String: Int]] = [:]
         for (section, value) in top {
@@ -52,7 +54,7 @@ import ThumbHTTP
     /// Waits (bounded: 3 s) for the service to settle, then checks that nothing
     /// is left in flight: no download, no render, no request but the `/stats`
     /// one asking, and no connection but its own.
-    private func expectNothingLeftBehind(_ daemon: Daemon, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectNothingLeftBehind(_ daemon: TestDaemon, sourceLocation: SourceLocation = #_sourceLocation) {
         var s: [String: [String: Int]] = [:]
         let end = Date().addingTimeInterval(3)
         repeat {
@@ -89,7 +91,7 @@ import ThumbHTTP
     }
 
     /// Stops the daemon's server; every connection must close within 2 s.
-    private func shutDown(_ daemon: Daemon) {
+    private func shutDown(_ daemon: TestDaemon) {
         let done = DispatchSemaphore(value: 0)
         daemon.server.drain(deadline: 1) { done.signal() }
         #expect(done.wait(timeout: .now() + 3) == .success, "the daemon's connections did not all close")
@@ -112,7 +114,7 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir) { $0.origin.timeoutSeconds = 3 }
+        let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 3 }
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 502, "origin_error", "\(path):")
@@ -136,7 +138,7 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir) { $0.limits.maxSourceBytes = 1 << 20 }
+        let daemon = try TestDaemon(store: dir) { $0.limits.maxSourceBytes = 1 << 20 }
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 422, "source_too_large", "\(path):")
@@ -160,7 +162,7 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir) { $0.origin.timeoutSeconds = 1 }
+        let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 1 }
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 504, "origin_timeout", "\(path):")
@@ -183,7 +185,7 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir)
+        let daemon = try TestDaemon(store: dir)
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, "/huge-pixels")) }
         expectError(r, 422, "image_too_large")
@@ -212,7 +214,7 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir) { $0.origin.timeoutSeconds = 1; $0.origin.negativeCacheSeconds = 30 }
+        let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 1; $0.origin.negativeCacheSeconds = 30 }
         defer { shutDown(daemon) }
         for i in 0..<3 {
             let r = daemon.get(target(origin, "/reset", "&w=\(40 + i)"))
@@ -289,7 +291,7 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try Daemon(store: dir) { $0.workers = 1; $0.maxQueue = 1; $0.memoryCacheBytes = 0 }
+        let daemon = try TestDaemon(store: dir) { $0.workers = 1; $0.maxQueue = 1; $0.memoryCacheBytes = 0 }
         defer { shutDown(daemon) }
         let warm = daemon.get(target(origin, "/ok.jpg", "&w=9"))
         #expect(warm.status == 200)

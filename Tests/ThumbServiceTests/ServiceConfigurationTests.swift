@@ -1,3 +1,4 @@
+import ThumbFetch
 import Foundation
 import Testing
 @testable import ThumbService

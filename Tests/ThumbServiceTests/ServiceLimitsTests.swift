@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+@testable import ThumbFetch
 @testable import ThumbService
 
 @Suite(.serialized) struct ServiceLimitsTests {

@@ -1,3 +1,4 @@
+import ThumbFetch
 import Foundation
 import Synchronization
 import Testing
@@ -15,7 +16,7 @@ private final class FixtureOrigin: OriginFetching {
         body = [UInt8](FileManager.default.contents(atPath: path)!)
     }
 
-    func fetch(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+    func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
         fetches.withLock { $0 += 1 }
         usleep(100_000)
         if url.hasSuffix("/missing.jpg") { throw .sourceNotFound }

@@ -1,17 +1,19 @@
 import Synchronization
 
+/// Figures of a memory cache for `/stats`.
+public struct MemoryCacheStatistics: Equatable, Sendable {
+    public var entries = 0
+    public var bytes = 0
+    public var limitBytes = 0
+    public var insertions = 0
+    public var evictions = 0
+}
+
 /// The memory cache of prepared bitmaps and encoded renditions (SPEC §5
 /// `memoryCache`): one cost-bounded LRU behind a lock, so any thread may read
 /// it and a hit never needs a worker.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    /// Figures for `/stats`.
-    public struct Statistics: Equatable, Sendable {
-        public var entries = 0
-        public var bytes = 0
-        public var limitBytes = 0
-        public var insertions = 0
-        public var evictions = 0
-    }
+    public typealias Statistics = MemoryCacheStatistics
 
     private struct State {
         var lru: CostLRU<Key, Value>

@@ -14,11 +14,12 @@ import Synchronization
 public final class RenderQueue: Sendable {
     public enum Priority: Sendable { case live, prefetch }
 
-    /// Figures for `/stats` (`render.active`, `render.queued`, `render.rejected`).
+    /// Figures for `/stats` (`render.active`, `render.queued`); the service
+    /// counts `render.rejected`, since only it knows a live request was refused.
     public struct Statistics: Equatable, Sendable {
         public var active = 0
         public var queued = 0
-        public var rejected = 0
+        /// Estimated bytes of the renders running now.
         public var memoryInUse = 0
     }
 
@@ -29,31 +30,29 @@ public final class RenderQueue: Sendable {
     }
 
     private struct State {
-        var live: [Job] = []
-        var liveHead = 0
-        var prefetch: [Job] = []
-        var prefetchHead = 0
+        var live = FIFO<Job>()
+        var prefetch = FIFO<Job>()
         var nextID = 0
         var active = 0
         var memoryInUse = 0
-        var rejected = 0
         /// Start times (monotonic ns) of the running jobs, by id: the watchdog's view.
         var running: [Int: UInt64] = [:]
         var maxQueue: Int
         var maxPrefetch: Int
         var memoryBudget: Int
         var stopping = false
-
-        var liveWaiting: Int { live.count - liveHead }
-        var prefetchWaiting: Int { prefetch.count - prefetchHead }
     }
 
     private let state: Mutex<State>
     private let wake = NSCondition()
     public let workerCount: Int
+    /// Monotonic nanoseconds; injected so tests can age a job without waiting.
+    private let now: @Sendable () -> UInt64
 
     /// `workers` 0 means one per CPU.
-    public init(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000) {
+    public init(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000,
+                now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+        self.now = now
         workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
         state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget))
         for n in 0..<workerCount {
@@ -78,13 +77,10 @@ public final class RenderQueue: Sendable {
             let job = Job(id: s.nextID, cost: cost, work: work)
             switch priority {
             case .live:
-                guard s.liveWaiting < s.maxQueue else {
-                    s.rejected += 1
-                    return .failure(.overloaded)
-                }
+                guard s.live.count < s.maxQueue else { return .failure(.overloaded) }
                 s.live.append(job)
             case .prefetch:
-                guard s.prefetchWaiting < s.maxPrefetch else { return .failure(.overloaded) }
+                guard s.prefetch.count < s.maxPrefetch else { return .failure(.overloaded) }
                 s.prefetch.append(job)
             }
             return .success(job.id)
@@ -99,8 +95,8 @@ public final class RenderQueue: Sendable {
     /// admitted already, so `maxQueue` does not apply.
     public func promote(_ id: Int) {
         let moved = state.withLock { s in
-            guard let index = s.prefetch[s.prefetchHead...].firstIndex(where: { $0.id == id }) else { return false }
-            s.live.append(s.prefetch.remove(at: index))
+            guard let job = s.prefetch.remove(where: { $0.id == id }) else { return false }
+            s.live.append(job)
             return true
         }
         if moved { wakeWorkers() }
@@ -110,7 +106,7 @@ public final class RenderQueue: Sendable {
     /// A worker stuck in one job shows here however busy the others are.
     public var oldestRunningSeconds: Double? {
         guard let oldest = state.withLock({ $0.running.values.min() }) else { return nil }
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = now()
         return Double(now - min(oldest, now)) / 1e9
     }
 
@@ -138,8 +134,7 @@ public final class RenderQueue: Sendable {
 
     public var statistics: Statistics {
         state.withLock { s in
-            Statistics(active: s.active, queued: s.liveWaiting + s.prefetchWaiting,
-                       rejected: s.rejected, memoryInUse: s.memoryInUse)
+            Statistics(active: s.active, queued: s.live.count + s.prefetch.count, memoryInUse: s.memoryInUse)
         }
     }
 
@@ -148,28 +143,15 @@ public final class RenderQueue: Sendable {
         state.withLock { s in
             func fits(_ job: Job) -> Bool { s.active == 0 || s.memoryInUse + job.cost <= s.memoryBudget }
             var job: Job?
-            if s.liveHead < s.live.count {
-                if fits(s.live[s.liveHead]) {
-                    job = s.live[s.liveHead]
-                    s.liveHead += 1
-                }
-            } else if s.prefetchHead < s.prefetch.count, fits(s.prefetch[s.prefetchHead]) {
-                job = s.prefetch[s.prefetchHead]
-                s.prefetchHead += 1
-            }
-            // Compact the consumed prefix now and then instead of shifting on every pop.
-            if s.liveHead > 64 && s.liveHead * 2 > s.live.count {
-                s.live.removeFirst(s.liveHead)
-                s.liveHead = 0
-            }
-            if s.prefetchHead > 64 && s.prefetchHead * 2 > s.prefetch.count {
-                s.prefetch.removeFirst(s.prefetchHead)
-                s.prefetchHead = 0
+            if let head = s.live.first {
+                if fits(head) { job = s.live.popFirst() }
+            } else if let head = s.prefetch.first, fits(head) {
+                job = s.prefetch.popFirst()
             }
             if let job {
                 s.active += 1
                 s.memoryInUse += job.cost
-                s.running[job.id] = DispatchTime.now().uptimeNanoseconds
+                s.running[job.id] = now()
             }
             return job
         }

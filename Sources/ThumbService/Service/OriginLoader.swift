@@ -1,3 +1,4 @@
+import ThumbFetch
 import Foundation
 import Synchronization
 
@@ -63,7 +64,7 @@ struct OriginLoader: Sendable {
             $0.originInFlight += 1
         }
         do {
-            let result = try fetcher.fetch(url, conditional: conditional)
+            let result = try fetcher.fetchOriginal(url, conditional: conditional)
             counters.withLock {
                 $0.originInFlight -= 1
                 if case .fetched(let body, _, _, _) = result { $0.originBytes += body.count }

@@ -18,10 +18,8 @@ public final class Prefetcher: Sendable {
     }
 
     private struct State {
-        var pending: [ThumbnailRequest] = []
-        var head = 0
+        var pending = FIFO<ThumbnailRequest>()
         var stats = Statistics()
-        var waiting: Int { pending.count - head }
     }
 
     private let service: ThumbnailService
@@ -40,7 +38,7 @@ public final class Prefetcher: Sendable {
     /// Queues a whole batch, or none of it when it would pass `maxWaiting` (`503`).
     public func submit(_ items: [ThumbnailRequest]) throws(ServiceError) {
         let accepted = state.withLock { s in
-            guard s.waiting + items.count <= Self.maxWaiting else { return false }
+            guard s.pending.count + items.count <= Self.maxWaiting else { return false }
             s.pending.append(contentsOf: items)
             s.stats.accepted += items.count
             return true
@@ -52,7 +50,7 @@ public final class Prefetcher: Sendable {
     public var statistics: Statistics {
         state.withLock { s in
             var stats = s.stats
-            stats.queued = s.waiting
+            stats.queued = s.pending.count
             return stats
         }
     }
@@ -71,14 +69,8 @@ public final class Prefetcher: Sendable {
 
     private func next() -> ThumbnailRequest? {
         state.withLock { s in
-            guard s.stats.running < concurrency, s.head < s.pending.count else { return nil }
-            let item = s.pending[s.head]
-            s.head += 1
+            guard s.stats.running < concurrency, let item = s.pending.popFirst() else { return nil }
             s.stats.running += 1
-            if s.head > 256 && s.head * 2 > s.pending.count {
-                s.pending.removeFirst(s.head)
-                s.head = 0
-            }
             return item
         }
     }

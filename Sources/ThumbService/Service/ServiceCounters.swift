@@ -2,18 +2,18 @@ import Synchronization
 
 /// The service's own counters for `/stats` (SPEC §5); caches, queue and the
 /// HTTP server report theirs.
-struct ServiceCounters: Sendable {
-    var memoryHits = 0
-    var memoryMisses = 0
-    var originFetches = 0
-    var originFailures = 0
-    var originBytes = 0
-    var originInFlight = 0
-    var originCoalesced = 0
-    var renderCompleted = 0
-    var renderFailures = 0
-    var renderCoalesced = 0
-    var renderRejected = 0
+public struct ServiceCounters: Equatable, Sendable {
+    public var memoryHits = 0
+    public var memoryMisses = 0
+    public var originFetches = 0
+    public var originFailures = 0
+    public var originBytes = 0
+    public var originInFlight = 0
+    public var originCoalesced = 0
+    public var renderCompleted = 0
+    public var renderFailures = 0
+    public var renderCoalesced = 0
+    public var renderRejected = 0
 }
 
 /// `ServiceCounters` behind a lock, shared by reference between the service

@@ -216,6 +216,14 @@ public final class ThumbnailService: Sendable {
         return rendition
     }
 
+    /// Every figure the service keeps for `/stats` (SPEC §5), read now.
+    public var statistics: ServiceStatistics {
+        let c = config
+        return ServiceStatistics(memory: memory.statistics,
+                                 disk: disk?.statistics ?? DiskStore.Statistics(limitBytes: c.diskStore.maxBytes),
+                                 counters: counters.withLock { $0 }, render: renders.statistics)
+    }
+
     /// Forgets a source (SPEC §2 `DELETE /cache`): its original on disk, every
     /// prepared variant in memory and a remembered failure. Returns how many.
     public func purge(_ url: String) -> Int {

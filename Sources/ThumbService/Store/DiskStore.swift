@@ -18,6 +18,12 @@ public final class DiskStore: Sendable {
         public var misses = 0
         public var evictions = 0
         public var revalidations = 0
+
+        public init(entries: Int = 0, bytes: Int = 0, limitBytes: Int, hits: Int = 0, misses: Int = 0,
+                    evictions: Int = 0, revalidations: Int = 0) {
+            (self.entries, self.bytes, self.limitBytes) = (entries, bytes, limitBytes)
+            (self.hits, self.misses, self.evictions, self.revalidations) = (hits, misses, evictions, revalidations)
+        }
     }
 
     private struct State {

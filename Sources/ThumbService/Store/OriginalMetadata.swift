@@ -1,3 +1,4 @@
+import ThumbJSON
 /// What the disk store keeps beside an original's bytes.
 public struct OriginalMetadata: Equatable, Sendable {
     /// The source URL; checked on read so a hash collision can never serve another image.

@@ -1,3 +1,4 @@
+import ThumbJSON
 import Glibc
 
 /// The on-disk format of one original: `THUMBD1\n`, a 4-byte big-endian

@@ -1,19 +1,16 @@
+import ThumbService
+import ThumbJSON
 import ThumbHTTP
 
 /// `/stats` (SPEC §5): every figure, with exactly the field names of the contract.
 struct StatisticsReport {
     let uptimeSeconds: Double
-    let memory: MemoryCache<MemoryKey, MemoryItem>.Statistics
-    let disk: DiskStore.Statistics?
-    let counters: ServiceCounters
-    let render: RenderQueue.Statistics
+    let service: ServiceStatistics
     let prefetch: Prefetcher.Statistics
     let server: ServerStatistics
-    let memoryLimit: Int
-    let diskLimit: Int
 
     var json: JSONValue {
-        let d = disk ?? DiskStore.Statistics(limitBytes: diskLimit)
+        let memory = service.memory, d = service.disk, counters = service.counters, render = service.render
         return .object([
             ("uptimeSeconds", .number((uptimeSeconds * 10).rounded() / 10)),
             ("memoryCache", .object([

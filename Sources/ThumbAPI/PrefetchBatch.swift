@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 /// A `POST /prefetch` body (SPEC §4): `{"items": [{...}, ...]}`, each item
 /// with the fields and rules of `/thumbnail`. All or nothing: one bad item
 /// makes the whole batch a `400` and nothing is queued.

@@ -11,21 +11,21 @@ public struct SourceURL: Equatable, Sendable {
     public let target: String
     public let absolute: String
 
-    public init(_ text: String) throws(ServiceError) {
+    public init(_ text: String) throws(FetchError) {
         guard let c = URLComponents(string: text), let scheme = c.scheme?.lowercased() else {
-            throw .badRequest("url is not an absolute URL")
+            throw .badURL("url is not an absolute URL")
         }
         guard scheme == "http" || scheme == "https" else {
-            throw .forbiddenSource("only http and https sources are allowed")
+            throw .forbidden("only http and https sources are allowed")
         }
-        guard c.user == nil && c.password == nil else { throw .badRequest("url must not carry credentials") }
-        guard var host = c.host, !host.isEmpty else { throw .badRequest("url has no host") }
+        guard c.user == nil && c.password == nil else { throw .badURL("url must not carry credentials") }
+        guard var host = c.host, !host.isEmpty else { throw .badURL("url has no host") }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 }) else {
-            throw .badRequest("url host must be ASCII (use punycode)")
+            throw .badURL("url host must be ASCII (use punycode)")
         }
         guard let port = UInt16(exactly: c.port ?? (scheme == "https" ? 443 : 80)), port > 0 else {
-            throw .badRequest("url has an invalid port")
+            throw .badURL("url has an invalid port")
         }
         self.scheme = scheme
         self.host = host.lowercased()
@@ -42,9 +42,9 @@ public struct SourceURL: Equatable, Sendable {
     }
 
     /// A redirect's `Location`, resolved against this URL.
-    func resolve(_ location: String) throws(ServiceError) -> SourceURL {
+    func resolve(_ location: String) throws(FetchError) -> SourceURL {
         guard let base = URL(string: absolute), let next = URL(string: location, relativeTo: base)?.absoluteURL else {
-            throw .originError("redirect to an invalid location")
+            throw .origin("redirect to an invalid location")
         }
         return try SourceURL(next.absoluteString)
     }

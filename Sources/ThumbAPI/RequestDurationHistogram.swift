@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 import Synchronization
 
 /// Request durations in seconds by where the answer came from, for

@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 import Foundation
 
 /// Signed `/thumbnail` URLs (SPEC §3.3): `&sig=` plus the unpadded base64url

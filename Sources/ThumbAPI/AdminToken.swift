@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 import Foundation
 
 /// The bearer token that guards the admin endpoints (SPEC §2): `/stats`,

@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 import ThumbHTTP
 
 extension ServiceError {

@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 /// Byte comparison whose time does not depend on where the inputs differ, so
 /// a client cannot find a valid signature or token one byte at a time.
 /// (The length is not secret: signatures have a fixed length, and a token's

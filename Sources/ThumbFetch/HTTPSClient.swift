@@ -10,8 +10,8 @@ import Synchronization
 struct HTTPSClient {
     let policy: FetchPolicy
 
-    func get(_ url: SourceURL, conditional: Conditional?, deadline: Double) throws(ServiceError) -> OriginResponse {
-        guard let target = URL(string: url.absolute) else { throw .badRequest("url is not a valid URL") }
+    func get(_ url: SourceURL, conditional: Conditional?, deadline: Double) throws(FetchError) -> OriginResponse {
+        guard let target = URL(string: url.absolute) else { throw .badURL("url is not a valid URL") }
         var request = URLRequest(url: target)
         request.timeoutInterval = max(0.001, min(policy.connectTimeout, deadline - Date().timeIntervalSince1970))
         request.setValue("image/*", forHTTPHeaderField: "Accept")
@@ -27,7 +27,7 @@ struct HTTPSClient {
         defer { session.invalidateAndCancel() }
         session.dataTask(with: request).resume()
         guard delegate.done.wait(timeout: .now() + max(0, deadline - Date().timeIntervalSince1970) + 1) == .success else {
-            throw .originTimeout("origin took longer than origin.timeoutSeconds")
+            throw .timeout("origin took longer than origin.timeoutSeconds")
         }
         return try delegate.result.withLock { $0 }!.get()
     }
@@ -35,7 +35,7 @@ struct HTTPSClient {
     final class Delegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         let limit: Int
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Result<OriginResponse, ServiceError>?>(nil)
+        let result = Mutex<Result<OriginResponse, FetchError>?>(nil)
         private var response = OriginResponse(status: 0, headers: [:], body: [])
         private var tooLarge = false
 
@@ -62,13 +62,13 @@ struct HTTPSClient {
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-            let outcome: Result<OriginResponse, ServiceError>
+            let outcome: Result<OriginResponse, FetchError>
             if tooLarge {
-                outcome = .failure(.sourceTooLarge(limit: limit))
+                outcome = .failure(.tooLarge(limit: limit))
             } else if let error = error as? URLError {
-                outcome = .failure(error.code == .timedOut ? .originTimeout("origin timed out") : .originError("https: \(error.localizedDescription)"))
+                outcome = .failure(error.code == .timedOut ? .timeout("origin timed out") : .origin("https: \(error.localizedDescription)"))
             } else if let error {
-                outcome = .failure(.originError("https: \(error)"))
+                outcome = .failure(.origin("https: \(error)"))
             } else {
                 outcome = .success(response)
             }

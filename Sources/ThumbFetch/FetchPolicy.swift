@@ -9,26 +9,27 @@ public struct FetchPolicy: Sendable {
     public var totalTimeout: Double
     public var maxBytes: Int
 
-    public init(configuration c: ServiceConfiguration) {
-        allowedHosts = c.origin.allowedHosts
-        allowPrivateNetworks = c.origin.allowPrivateNetworks
-        maxRedirects = c.origin.maxRedirects
-        connectTimeout = c.origin.connectTimeoutSeconds
-        totalTimeout = c.origin.timeoutSeconds
-        maxBytes = c.limits.maxSourceBytes
+    public init(allowedHosts: [String], allowPrivateNetworks: Bool, maxRedirects: Int,
+                connectTimeout: Double, totalTimeout: Double, maxBytes: Int) {
+        self.allowedHosts = allowedHosts
+        self.allowPrivateNetworks = allowPrivateNetworks
+        self.maxRedirects = maxRedirects
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+        self.maxBytes = maxBytes
     }
 
     /// The host rule, applied to the first URL and every redirect target.
-    public func checkHost(_ url: SourceURL) throws(ServiceError) {
+    public func checkHost(_ url: SourceURL) throws(FetchError) {
         guard HostPattern.allows(url.host, patterns: allowedHosts) else {
-            throw .forbiddenSource("host \(url.host) is not in origin.allowedHosts")
+            throw .forbidden("host \(url.host) is not in origin.allowedHosts")
         }
     }
 
     /// The address rule, applied to the address actually connected to.
-    public func checkAddress(_ address: IPAddress) throws(ServiceError) {
+    public func checkAddress(_ address: IPAddress) throws(FetchError) {
         guard allowPrivateNetworks || AddressClassifier.isPublic(address) else {
-            throw .forbiddenSource("source address \(address) is \(AddressClassifier.classify(address).rawValue)")
+            throw .forbidden("source address \(address) is \(AddressClassifier.classify(address).rawValue)")
         }
     }
 }

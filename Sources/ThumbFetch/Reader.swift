@@ -26,7 +26,7 @@ struct Reader {
     }
 
     /// More bytes into the buffer; false at end of stream.
-    private mutating func fill() throws(ServiceError) -> Bool {
+    private mutating func fill() throws(FetchError) -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -34,15 +34,15 @@ struct Reader {
             if n == 0 { return false }
             if errno == EAGAIN || errno == EINTR {
                 guard Self.wait(fd, events: Int16(POLLIN), until: deadline) else {
-                    throw .originTimeout("origin took longer than origin.timeoutSeconds")
+                    throw .timeout("origin took longer than origin.timeoutSeconds")
                 }
                 continue
             }
-            throw .originError("connection to the origin failed: \(String(cString: strerror(errno)))")
+            throw .origin("connection to the origin failed: \(String(cString: strerror(errno)))")
         }
     }
 
-    mutating func readHead() throws(ServiceError) -> [UInt8] {
+    mutating func readHead() throws(FetchError) -> [UInt8] {
         let marker: [UInt8] = [13, 10, 13, 10]
         while true {
             if let r = buffer.firstRange(of: marker) {
@@ -50,54 +50,54 @@ struct Reader {
                 buffer.removeFirst(r.upperBound)
                 return head
             }
-            guard buffer.count < 65536 else { throw .originError("origin response head too large") }
-            guard try fill() else { throw .originError("origin closed the connection before answering") }
+            guard buffer.count < 65536 else { throw .origin("origin response head too large") }
+            guard try fill() else { throw .origin("origin closed the connection before answering") }
         }
     }
 
-    mutating func read(exactly count: Int) throws(ServiceError) -> [UInt8] {
+    mutating func read(exactly count: Int) throws(FetchError) -> [UInt8] {
         while buffer.count < count {
-            guard try fill() else { throw .originError("origin sent fewer bytes than its Content-Length") }
+            guard try fill() else { throw .origin("origin sent fewer bytes than its Content-Length") }
         }
         let out = Array(buffer[0..<count])
         buffer.removeFirst(count)
         return out
     }
 
-    mutating func readToEnd(limit: Int) throws(ServiceError) -> [UInt8] {
+    mutating func readToEnd(limit: Int) throws(FetchError) -> [UInt8] {
         while try fill() {
-            if buffer.count > limit { throw .sourceTooLarge(limit: limit) }
+            if buffer.count > limit { throw .tooLarge(limit: limit) }
         }
-        if buffer.count > limit { throw .sourceTooLarge(limit: limit) }
+        if buffer.count > limit { throw .tooLarge(limit: limit) }
         defer { buffer = [] }
         return buffer
     }
 
-    private mutating func readLine() throws(ServiceError) -> String {
+    private mutating func readLine() throws(FetchError) -> String {
         while true {
             if let i = buffer.firstIndex(of: 10) {
                 let line = String(decoding: buffer[0..<i], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 buffer.removeFirst(i + 1)
                 return line
             }
-            guard buffer.count < 4096 else { throw .originError("malformed chunked body") }
-            guard try fill() else { throw .originError("origin closed the connection inside a chunked body") }
+            guard buffer.count < 4096 else { throw .origin("malformed chunked body") }
+            guard try fill() else { throw .origin("origin closed the connection inside a chunked body") }
         }
     }
 
-    mutating func readChunked(limit: Int) throws(ServiceError) -> [UInt8] {
+    mutating func readChunked(limit: Int) throws(FetchError) -> [UInt8] {
         var body: [UInt8] = []
         while true {
             let sizeText = (try readLine().split(separator: ";").first.map(String.init) ?? "")
                 .trimmingCharacters(in: .whitespaces)
             // Hex digits only: Int(_:radix:) would also take a sign.
             guard !sizeText.isEmpty, sizeText.utf8.allSatisfy({ $0 < 128 && Character(Unicode.Scalar($0)).isHexDigit }),
-                  let size = Int(sizeText, radix: 16) else { throw .originError("malformed chunked body") }
+                  let size = Int(sizeText, radix: 16) else { throw .origin("malformed chunked body") }
             if size == 0 { return body }
             // Compared without adding: a hostile chunk size near Int.max must not overflow (a trap).
-            if size > limit - body.count { throw .sourceTooLarge(limit: limit) }
+            if size > limit - body.count { throw .tooLarge(limit: limit) }
             body += try read(exactly: size)
-            guard try readLine().isEmpty else { throw .originError("malformed chunked body") }
+            guard try readLine().isEmpty else { throw .origin("malformed chunked body") }
         }
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 /// address classes checked on the first URL and on every redirect, plain
 /// `http` connected to exactly the address checked, `https` through
 /// URLSession only after every resolved address passed.
-public final class Fetcher: OriginFetching {
+public final class Fetcher: Sendable {
     private let currentPolicy: Mutex<FetchPolicy>
     private let resolver: Resolver
 
@@ -14,11 +14,12 @@ public final class Fetcher: OriginFetching {
         self.resolver = resolver
     }
 
-    public func update(configuration: ServiceConfiguration) {
-        currentPolicy.withLock { $0 = FetchPolicy(configuration: configuration) }
+    /// New rules after a reload; fetches already running keep theirs.
+    public func update(policy: FetchPolicy) {
+        currentPolicy.withLock { $0 = policy }
     }
 
-    public func fetch(_ text: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+    public func fetch(_ text: String, conditional: Conditional?) throws(FetchError) -> FetchResult {
         // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
         let policy = currentPolicy.withLock { $0 }
         let deadline = Date().timeIntervalSince1970 + policy.totalTimeout
@@ -34,33 +35,33 @@ public final class Fetcher: OriginFetching {
             case 304 where conditional != nil && redirects == 0:
                 return .notModified(etag: response.headers["etag"], lastModified: response.headers["last-modified"])
             case 301, 302, 303, 307, 308:
-                guard let location = response.headers["location"] else { throw .originError("redirect without Location") }
+                guard let location = response.headers["location"] else { throw .origin("redirect without Location") }
                 redirects += 1
-                guard redirects <= policy.maxRedirects else { throw .originError("too many redirects (over \(policy.maxRedirects))") }
+                guard redirects <= policy.maxRedirects else { throw .origin("too many redirects (over \(policy.maxRedirects))") }
                 url = try url.resolve(location)
             case 404, 410:
-                throw .sourceNotFound
+                throw .notFound
             default:
-                throw .originError("origin answered \(response.status)")
+                throw .origin("origin answered \(response.status)")
             }
         }
     }
 
     private func get(_ url: SourceURL, policy: FetchPolicy, conditional: Conditional?,
-                     deadline: Double) throws(ServiceError) -> OriginResponse {
+                     deadline: Double) throws(FetchError) -> OriginResponse {
         let addresses: [ResolvedAddress]
         if let literal = IPAddress(url.host) {
             addresses = resolver(literal.description, url.port).filter { $0.ip == literal }
         } else {
             addresses = resolver(url.host, url.port)
         }
-        guard !addresses.isEmpty else { throw .originError("cannot resolve \(url.host)") }
+        guard !addresses.isEmpty else { throw .origin("cannot resolve \(url.host)") }
         if url.scheme == "https" {
             // URLSession resolves again; that is safe only if every answer passes.
             for address in addresses { try policy.checkAddress(address.ip) }
             return try HTTPSClient(policy: policy).get(url, conditional: conditional, deadline: deadline)
         }
-        var lastError = ServiceError.originError("cannot connect to \(url.host)")
+        var lastError = FetchError.origin("cannot connect to \(url.host)")
         for address in addresses {
             try policy.checkAddress(address.ip)
             do {
@@ -68,7 +69,7 @@ public final class Fetcher: OriginFetching {
                                                                deadline: deadline)
             } catch {
                 // Another address may answer; limits and timeouts end the attempt.
-                guard case .originError = error else { throw error }
+                guard case .origin = error else { throw error }
                 lastError = error
             }
         }

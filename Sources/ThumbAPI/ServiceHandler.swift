@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 import Foundation
 import ThumbHTTP
 
@@ -81,12 +83,8 @@ public final class ServiceHandler: Sendable {
     }
 
     var statistics: JSONValue {
-        let config = service.config
-        return StatisticsReport(uptimeSeconds: Date().timeIntervalSince(started), memory: service.memory.statistics,
-                                disk: service.disk?.statistics, counters: service.counters.withLock { $0 },
-                                render: service.renders.statistics, prefetch: prefetcher.statistics,
-                                server: serverStatistics(),
-                                memoryLimit: config.memoryCacheBytes, diskLimit: config.diskStore.maxBytes).json
+        StatisticsReport(uptimeSeconds: Date().timeIntervalSince(started), service: service.statistics,
+                         prefetch: prefetcher.statistics, server: serverStatistics()).json
     }
 
     private func thumbnail(_ request: HTTPRequest, _ config: ServiceConfiguration, _ responder: Responder) {

@@ -1,3 +1,5 @@
+import ThumbService
+import ThumbJSON
 extension MetricsExposition {
     /// How one `/stats` figure becomes Prometheus samples.
     enum Kind: Equatable {

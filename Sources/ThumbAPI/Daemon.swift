@@ -1,0 +1,70 @@
+import Synchronization
+import ThumbFetch
+import ThumbHTTP
+import ThumbService
+
+/// The running service, assembled from one configuration: disk store,
+/// fetcher, thumbnail service, HTTP handler and HTTP server. The `thumbd`
+/// executable and the end-to-end tests start thumbd through this one type,
+/// so the tests exercise the wiring that ships.
+public final class Daemon: Sendable {
+    public let service: ThumbnailService
+    public let handler: ServiceHandler
+    public let server: HTTPServer
+
+    /// `fetcher`: nil downloads with the real `Fetcher` under the
+    /// configuration's origin rules. `accessLog` is called after every
+    /// response; keep it cheap.
+    public init(configuration: ServiceConfiguration, disk: DiskStore?, fetcher: (any OriginFetching)? = nil,
+                accessLog: (@Sendable (ResponseRecord) -> Void)? = nil) {
+        service = ThumbnailService(configuration: configuration,
+                                   fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: configuration)),
+                                   disk: disk)
+        // The handler reports the server's figures and the server calls the
+        // handler: the reference is set once, before the first request.
+        let serverReference = Mutex<HTTPServer?>(nil)
+        let handler = ServiceHandler(
+            service: service,
+            serverStatistics: { serverReference.withLock { $0?.statistics } ?? ServerStatistics() },
+            isDraining: { serverReference.withLock { $0?.isDraining } ?? false })
+        self.handler = handler
+        server = HTTPServer(configuration: configuration.http) { handler.handle($0, $1) }
+        server.onResponse = { record in
+            handler.record(record)
+            accessLog?(record)
+        }
+        serverReference.withLock { $0 = server }
+    }
+
+    /// Starts listening; the bound port for `inet` addresses (port 0 picks one).
+    @discardableResult
+    public func listen(_ address: ListenAddress) throws(SocketError) -> UInt16 {
+        try server.listen(address)
+    }
+
+    /// Settings a reload cannot change while running.
+    public static let restartOnlyKeys = ["listen", "workers", "diskStore.path"]
+
+    /// Applies a re-read configuration (SIGHUP) without dropping a
+    /// connection. Returns the restart-only keys that changed; those keep
+    /// their running values.
+    @discardableResult
+    public func reload(_ configuration: ServiceConfiguration) -> [String] {
+        let old = service.config
+        var new = configuration
+        let changed = [("listen", new.listen != old.listen), ("workers", new.workers != old.workers),
+                       ("diskStore.path", new.diskStore.path != old.diskStore.path)].filter(\.1).map(\.0)
+        new.listen = old.listen
+        new.workers = old.workers
+        new.diskStore.path = old.diskStore.path
+        service.reload(new)
+        server.update(new.http)
+        return changed
+    }
+
+    /// Graceful stop: no new connections, requests in flight finish within
+    /// `deadline` seconds; `completion` runs once no connection is left.
+    public func drain(deadline: Double, completion: @escaping @Sendable () -> Void) {
+        server.drain(deadline: deadline, completion: completion)
+    }
+}

@@ -1,0 +1,38 @@
+import ThumbFetch
+
+extension Fetcher: OriginFetching {
+    public func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+        do throws(FetchError) {
+            return try fetch(url, conditional: conditional)
+        } catch {
+            throw ServiceError(error)
+        }
+    }
+
+    public func update(configuration: ServiceConfiguration) {
+        update(policy: FetchPolicy(configuration: configuration))
+    }
+}
+
+extension FetchPolicy {
+    /// The rules of SPEC §6 as `origin.*` and `limits.maxSourceBytes` set them.
+    public init(configuration c: ServiceConfiguration) {
+        self.init(allowedHosts: c.origin.allowedHosts, allowPrivateNetworks: c.origin.allowPrivateNetworks,
+                  maxRedirects: c.origin.maxRedirects, connectTimeout: c.origin.connectTimeoutSeconds,
+                  totalTimeout: c.origin.timeoutSeconds, maxBytes: c.limits.maxSourceBytes)
+    }
+}
+
+extension ServiceError {
+    /// The one place download failures become service errors (SPEC §6).
+    public init(_ error: FetchError) {
+        switch error {
+        case .badURL(let m): self = .badRequest(m)
+        case .forbidden(let m): self = .forbiddenSource(m)
+        case .notFound: self = .sourceNotFound
+        case .origin(let m): self = .originError(m)
+        case .tooLarge(let limit): self = .sourceTooLarge(limit: limit)
+        case .timeout(let m): self = .originTimeout(m)
+        }
+    }
+}
