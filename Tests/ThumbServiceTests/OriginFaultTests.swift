@@ -69,7 +69,7 @@ import ThumbHTTP
         #expect((s["connections"]?["open"] ?? 99) <= 1, "connections.open: \(s)", sourceLocation: sourceLocation)
         // Every render flight ended, and its bookkeeping with it (failures before a render included).
         let flights = daemon.service.flightsInProgress
-        #expect(flights.flights == 0 && flights.priorities == 0, "flights: \(flights)", sourceLocation: sourceLocation)
+        #expect(flights.renders == 0 && flights.downloads == 0, "flights: \(flights)", sourceLocation: sourceLocation)
     }
 
     /// Regular files under the store, relative to it.

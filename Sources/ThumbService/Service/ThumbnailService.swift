@@ -19,11 +19,8 @@ public final class ThumbnailService: Sendable {
     let counters = SharedCounters()
     private let negative: NegativeCache
     private let loader: OriginLoader
-    private let renderFlights = Coalescer<ThumbnailRequest, ThumbnailResult>()
+    private let renderFlights = RenderFlights<ThumbnailRequest, ThumbnailResult>()
     private let originFlights = Coalescer<String, Original>()
-    /// Priority of each render flight, and its queued job once submitted, so a
-    /// live request that joins a prefetch flight can promote it.
-    private let flightPriorities = Mutex<[ThumbnailRequest: (priority: RenderQueue.Priority, job: Int?)]>([:])
     private let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
 
     public init(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
@@ -66,7 +63,7 @@ public final class ThumbnailService: Sendable {
             if live, case .failure(.overloaded) = result { counters.withLock { $0.renderRejected += 1 } }
             completion(result)
         }
-        guard startOrJoinFlight(request, priority: priority, counted) else {
+        guard renderFlights.join(request, priority: priority, promote: renders.promote, counted) else {
             if live {
                 counters.withLock {
                     $0.memoryMisses += 1
@@ -148,37 +145,12 @@ public final class ThumbnailService: Sendable {
                 finishRender(request, .failure(error))
             }
         }
-        // Under the priorities' lock, so a live request joining now either
-        // sees the job id (and promotes it) or its promotion is seen here.
-        let failure: ServiceError? = flightPriorities.withLock { table in
-            let priority = table[request]?.priority ?? .live
-            do throws(ServiceError) {
-                let id = try renders.submit(cost: cost, priority: priority, job)
-                table[request]?.job = id
-                return nil
-            } catch {
-                return error
+        do throws(ServiceError) {
+            try renderFlights.submit(request) { priority throws(ServiceError) in
+                try renders.submit(cost: cost, priority: priority, job)
             }
-        }
-        if let failure { finishRender(request, .failure(failure)) }
-    }
-
-    /// Starts a render flight (true: the caller does the work) or joins one.
-    /// Joining and recording the flight's priority happen under one lock, so a
-    /// live request that joins a prefetch flight always finds its entry and
-    /// promotes it — to the live queue if its job is already waiting.
-    private func startOrJoinFlight(_ request: ThumbnailRequest, priority: RenderQueue.Priority,
-                                   _ waiter: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) -> Bool {
-        flightPriorities.withLock { table in
-            if renderFlights.join(request, waiter) {
-                table[request] = (priority, nil)
-                return true
-            }
-            if priority == .live, let entry = table[request], entry.priority == .prefetch {
-                table[request]?.priority = .live
-                if let job = entry.job { renders.promote(job) }
-            }
-            return false
+        } catch {
+            finishRender(request, .failure(error))
         }
     }
 
@@ -193,16 +165,14 @@ public final class ThumbnailService: Sendable {
         endFlight(request, result)
     }
 
-    /// Every way a render flight ends goes through here, so its priority entry
-    /// goes with it (a failure before any render must not leave one behind).
+    /// Every way a render flight ends goes through here.
     private func endFlight(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
-        flightPriorities.withLock { _ = $0.removeValue(forKey: request) }
         renderFlights.complete(request, with: result)
     }
 
-    /// Render flights in progress and their priority entries, for leak checks in tests.
-    var flightsInProgress: (flights: Int, priorities: Int) {
-        (renderFlights.inFlight, flightPriorities.withLock { $0.count })
+    /// Render and download flights in progress, for leak checks in tests.
+    var flightsInProgress: (renders: Int, downloads: Int) {
+        (renderFlights.inFlight, originFlights.inFlight)
     }
 
     private func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String) throws(ServiceError) -> Rendition {

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// Render flights in progress, one per variant: each owns its waiters, its
+/// priority and its queued job, under one lock. Joining a flight, promoting
+/// it and recording its job are one step, so a live request that joins a
+/// prefetch render either finds the job and promotes it, or the submission
+/// sees the flight already live. (Keeping priorities beside a plain
+/// coalescer under a second lock leaked entries and missed promotions.)
+///
+/// Every flight ends through `complete`, exactly once, on every path.
+final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    typealias Waiter = @Sendable (Result<Value, ServiceError>) -> Void
+
+    private struct Flight {
+        var waiters: [Waiter]
+        var priority: RenderQueue.Priority
+        /// The render queue's id of the flight's job once submitted.
+        var job: Int?
+    }
+
+    private let flights = Mutex<[Key: Flight]>([:])
+
+    /// Starts a flight (true: the caller does the work and later calls
+    /// `complete`) or joins the one in progress (false). A live waiter joining
+    /// a prefetch flight makes it live; `promote` gets its job id if the job
+    /// is already queued.
+    func join(_ key: Key, priority: RenderQueue.Priority, promote: (Int) -> Void,
+              _ waiter: @escaping Waiter) -> Bool {
+        flights.withLock { table in
+            guard table[key] != nil else {
+                table[key] = Flight(waiters: [waiter], priority: priority, job: nil)
+                return true
+            }
+            table[key]!.waiters.append(waiter)
+            if priority == .live, table[key]!.priority == .prefetch {
+                table[key]!.priority = .live
+                if let job = table[key]!.job { promote(job) }
+            }
+            return false
+        }
+    }
+
+    /// Submits the flight's job at the flight's current priority and records
+    /// its id, atomically with respect to `join`.
+    func submit(_ key: Key, _ submit: (RenderQueue.Priority) throws(ServiceError) -> Int) throws(ServiceError) {
+        let failure: ServiceError? = flights.withLock { table in
+            do throws(ServiceError) {
+                let id = try submit(table[key]?.priority ?? .live)
+                table[key]?.job = id
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Ends the flight and hands `result` to every waiter, outside the lock.
+    func complete(_ key: Key, with result: Result<Value, ServiceError>) {
+        let waiters = flights.withLock { $0.removeValue(forKey: key)?.waiters } ?? []
+        for waiter in waiters { waiter(result) }
+    }
+
+    /// Flights in progress (leak checks in tests).
+    var inFlight: Int { flights.withLock { $0.count } }
+}
