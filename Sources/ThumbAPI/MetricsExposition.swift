@@ -8,33 +8,24 @@ public struct MetricsExposition {
 
     static let durationName = "thumbd_request_duration_seconds"
 
-    /// The exposition text for a `/stats` document (`StatisticsReport.json`)
-    /// and a duration snapshot. Families come in `/stats` order, the histogram
-    /// last; a figure missing from `statistics` is left out, family and all.
-    public static func render(statistics: JSONValue, durations: RequestDurationHistogram.Snapshot) -> String {
+    /// The exposition text for the figures of `/stats` (`StatisticsReport.figures`)
+    /// and a duration snapshot. Families come in table order, the histogram last.
+    static func render(figures: [Figure], durations: RequestDurationHistogram.Snapshot) -> String {
         var out = ""
         for figure in figures {
-            guard let name = figure.name, let value = member(of: statistics, figure.section, figure.field),
-                  let samples = samples(name, figure.kind, value) else { continue }
+            guard let name = figure.name else { continue }
             writeHeader(name, help: figure.help, type: figure.kind == .gauge ? "gauge" : "counter", to: &out)
-            for sample in samples { out += sample + "\n" }
+            switch figure.value {
+            case .integer(let n): out += name + " " + String(n) + "\n"
+            case .number(let d): out += name + " " + format(d) + "\n"
+            case .byStatus(let counts):
+                for (status, count) in counts {
+                    out += name + "{status=\"" + escapeLabel(status) + "\"} " + String(count) + "\n"
+                }
+            }
         }
         writeDurations(durations, to: &out)
         return out
-    }
-
-    private static func samples(_ name: String, _ kind: Kind, _ value: JSONValue) -> [String]? {
-        switch kind {
-        case .counter, .gauge:
-            return format(value).map { [name + " " + $0] }
-        case .counterByStatus:
-            guard case .object(let members) = value else { return nil }
-            return members.compactMap { member in
-                format(member.value).map { name + "{status=\"" + escapeLabel(member.key) + "\"} " + $0 }
-            }
-        case .sumOfByStatus:
-            return nil
-        }
     }
 
     private static func writeDurations(_ snapshot: RequestDurationHistogram.Snapshot, to out: inout String) {
@@ -53,31 +44,9 @@ public struct MetricsExposition {
         }
     }
 
-    private static func member(of document: JSONValue, _ section: String?, _ field: String) -> JSONValue? {
-        var object = document
-        if let section {
-            guard let inner = lookup(object, section) else { return nil }
-            object = inner
-        }
-        return lookup(object, field)
-    }
-
-    private static func lookup(_ value: JSONValue, _ key: String) -> JSONValue? {
-        guard case .object(let members) = value else { return nil }
-        return members.first { $0.key == key }?.value
-    }
-
     private static func writeHeader(_ name: String, help: String, type: String, to out: inout String) {
         out += "# HELP " + name + " " + escapeHelp(help) + "\n"
         out += "# TYPE " + name + " " + type + "\n"
-    }
-
-    private static func format(_ value: JSONValue) -> String? {
-        switch value {
-        case .integer(let n): String(n)
-        case .number(let d): format(d)
-        default: nil
-        }
     }
 
     /// Go's `ParseFloat` spellings; whole numbers without `.0` so `le="1"`

@@ -67,9 +67,9 @@ public final class ServiceHandler: Sendable {
             responder.respond(isDraining()
                 ? HTTPResponse(status: 503, headers: [("Content-Type", "text/plain")], body: Array("draining".utf8))
                 : HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8)))
-        case .stats: responder.respond(HTTPResponse.json(status: 200, statistics.serialized()))
+        case .stats: responder.respond(HTTPResponse.json(status: 200, report.json.serialized()))
         case .metrics:
-            let text = MetricsExposition.render(statistics: statistics, durations: durations.snapshot())
+            let text = MetricsExposition.render(figures: report.figures, durations: durations.snapshot())
             responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", MetricsExposition.contentType)],
                                            body: Array(text.utf8)))
         case .prefetch: prefetch(request, config, responder)
@@ -82,9 +82,9 @@ public final class ServiceHandler: Sendable {
         durations.observe(seconds: response.milliseconds / 1000, outcome: .init(xCache: response.cache))
     }
 
-    var statistics: JSONValue {
+    var report: StatisticsReport {
         StatisticsReport(uptimeSeconds: Date().timeIntervalSince(started), service: service.statistics,
-                         prefetch: prefetcher.statistics, server: serverStatistics()).json
+                         prefetch: prefetcher.statistics, server: serverStatistics())
     }
 
     private func thumbnail(_ request: HTTPRequest, _ config: ServiceConfiguration, _ responder: Responder) {

@@ -302,7 +302,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let histogram = RequestDurationHistogram()
         histogram.observe(seconds: 0.0003, outcome: .memory)
         histogram.observe(seconds: 1.2, outcome: .origin)
-        let text = MetricsExposition.render(statistics: busyReport().json, durations: histogram.snapshot())
+        let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
         // 34 plain figures (29 of SPEC §5, 5 of prefetch), thumbd_requests_total, the histogram.
@@ -319,7 +319,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
 
     @Test func everyFigureHasItsSpecNameTypeAndValue() throws {
         let exposition = try parseExposition(MetricsExposition.render(
-            statistics: busyReport().json, durations: RequestDurationHistogram().snapshot()))
+            figures: busyReport().figures, durations: RequestDurationHistogram().snapshot()))
         for figure in expectedFigures {
             #expect(exposition.types[figure.name] == figure.type, "\(figure.name)")
             #expect(exposition.value(figure.name) == figure.value, "\(figure.name)")
@@ -328,9 +328,8 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
     }
 
     @Test func byStatusIsThumbdRequestsTotalAndSumsToRequestsTotal() throws {
-        let json = busyReport().json
         let exposition = try parseExposition(MetricsExposition.render(
-            statistics: json, durations: RequestDurationHistogram().snapshot()))
+            figures: busyReport().figures, durations: RequestDurationHistogram().snapshot()))
         let perStatus = exposition.samples(named: "thumbd_requests_total")
         #expect(perStatus.map { $0.labels } == ["200", "304", "400", "404", "503"].map { ["status": $0] })
         #expect(exposition.value("thumbd_requests_total", ["status": "200"]) == 1500)
@@ -352,25 +351,27 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
                 paths.append(member.key)
             }
         }
-        let table = MetricsExposition.figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
+        let table = busyReport().figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
         #expect(paths.count == 36)
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {
         let awkward = "a\"b\\c\nd"
-        let stats = JSONValue.object([("requests", .object([("byStatus", .object([(awkward, .integer(3))]))]))])
-        let text = MetricsExposition.render(statistics: stats, durations: RequestDurationHistogram().snapshot())
+        let figure = MetricsExposition.Figure(section: "requests", field: "byStatus", kind: .counterByStatus,
+                                              help: "Responses sent, by status code.", value: .byStatus([(awkward, 3)]))
+        let text = MetricsExposition.render(figures: [figure], durations: RequestDurationHistogram().snapshot())
         #expect(text.contains(#"thumbd_requests_total{status="a\"b\\c\nd"} 3"#))
         let exposition = try parseExposition(text)
         #expect(exposition.value("thumbd_requests_total", ["status": awkward]) == 3)
         #expect(MetricsExposition.escapeHelp("a\\b\nc\"") == #"a\\b\nc""#)
     }
 
-    @Test func aFigureMissingFromStatsLeavesOutItsFamily() throws {
-        let stats = JSONValue.object([("memoryCache", .object([("hits", .integer(5)), ("misses", .string("x"))]))])
+    @Test func onlyTheFiguresGivenAreExposed() throws {
+        let hits = MetricsExposition.Figure(section: "memoryCache", field: "hits", kind: .counter, help: "h",
+                                            value: .integer(5))
         let exposition = try parseExposition(MetricsExposition.render(
-            statistics: stats, durations: RequestDurationHistogram().snapshot()))
+            figures: [hits], durations: RequestDurationHistogram().snapshot()))
         #expect(exposition.families == ["thumbd_memory_cache_hits_total", "thumbd_request_duration_seconds"])
         #expect(exposition.value("thumbd_memory_cache_hits_total") == 5)
     }
@@ -412,7 +413,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
             ("none", [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 1, 0),
         ]
         let snapshot = histogram.snapshot()
-        let exposition = try parseExposition(MetricsExposition.render(statistics: .object([]), durations: snapshot))
+        let exposition = try parseExposition(MetricsExposition.render(figures: [], durations: snapshot))
         #expect(exposition.families == ["thumbd_request_duration_seconds"])
         for e in expected {
             let series = snapshot[RequestDurationHistogram.Outcome(rawValue: e.outcome)!]
