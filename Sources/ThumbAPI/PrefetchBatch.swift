@@ -47,11 +47,12 @@ struct PrefetchBatch {
             switch (name, value) {
             case ("url", .string(let s)), ("fit", .string(let s)), ("format", .string(let s)), ("preset", .string(let s)):
                 query.append((name, s))
-            case ("w", .integer(let n)), ("h", .integer(let n)), ("q", .integer(let n)):
+            case ("w", .integer(let n)), ("h", .integer(let n)), ("q", .integer(let n)), ("dpr", .integer(let n)):
                 query.append((name, String(n)))
             case ("enlarge", .bool(let b)):
                 query.append((name, b ? "1" : "0"))
-            case ("url", _), ("fit", _), ("format", _), ("preset", _), ("w", _), ("h", _), ("q", _), ("enlarge", _):
+            case ("url", _), ("fit", _), ("format", _), ("preset", _), ("w", _), ("h", _), ("q", _), ("dpr", _),
+                 ("enlarge", _):
                 throw .badRequest("'\(name)' must not be \(value.typeName)")
             default:
                 throw .badRequest("unknown field '\(name)'")

@@ -90,35 +90,55 @@ public final class ServiceHandler: Sendable {
     private func thumbnail(_ request: HTTPRequest, _ config: ServiceConfiguration, _ responder: Responder) {
         // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
         if let key = config.security.signingKey, !URLSignature.verify(target: request.target, key: key) {
-            return responder.respond(ServiceError.badSignature.response)
+            return responder.respond(Self.thumbnailError(.badSignature, config.output, varies: false))
         }
         let parsed: ThumbnailRequest
         do {
-            parsed = try ThumbnailRequest(query: request.query, config: config)
+            parsed = try ThumbnailRequest(query: request.query, config: config, accept: request.header("Accept"))
         } catch {
-            return responder.respond(error.response)
+            return responder.respond(Self.thumbnailError(error, config.output, varies: false))
         }
         let ifNoneMatch = request.header("If-None-Match")
+        let varies = parsed.variesByAccept
         service.thumbnail(parsed) { result in
             switch result {
             case .failure(let error):
-                responder.respond(error.response)
+                responder.respond(Self.thumbnailError(error, config.output, varies: varies))
             case .success(let answer):
                 let r = answer.rendition
-                let headers: [(name: String, value: String)] = [
+                var headers: [(name: String, value: String)] = [
                     ("Content-Type", r.contentType), ("ETag", r.etag),
-                    ("Cache-Control", "public, max-age=\(config.output.cacheMaxAgeSeconds)"),
+                    ("Cache-Control", Self.cacheControl(config.output)),
                     ("X-Cache", answer.cache.rawValue),
-                    ("X-Image-Width", String(r.width)), ("X-Image-Height", String(r.height)),
                 ]
+                if varies { headers.append(("Vary", "Accept")) }
                 if let ifNoneMatch, Self.matches(ifNoneMatch, r.etag) {
                     var notModified = HTTPResponse(status: 304, headers: headers)
                     notModified.omitBody = true
                     return responder.respond(notModified)
                 }
+                headers += [("X-Image-Width", String(r.width)), ("X-Image-Height", String(r.height))]
                 responder.respond(HTTPResponse(status: 200, headers: headers, body: r.bytes))
             }
         }
+    }
+
+    /// `Cache-Control` of a thumbnail: `stale-while-revalidate` only when set.
+    static func cacheControl(_ output: ServiceConfiguration.Output) -> String {
+        let swr = output.staleWhileRevalidateSeconds
+        return "public, max-age=\(output.cacheMaxAgeSeconds)" + (swr > 0 ? ", stale-while-revalidate=\(swr)" : "")
+    }
+
+    /// A `/thumbnail` error: answers about the source itself (404, 415, 422)
+    /// may be cached briefly so a CDN does not hammer it; transient ones
+    /// (502, 503, 504) and refusals must not be, or an outage is cached.
+    static func thumbnailError(_ error: ServiceError, _ output: ServiceConfiguration.Output,
+                               varies: Bool) -> HTTPResponse {
+        var response = error.response
+        let lasting = [404, 415, 422].contains(error.status)
+        response.headers.append(("Cache-Control", lasting ? "public, max-age=\(output.errorMaxAgeSeconds)" : "no-store"))
+        if varies { response.headers.append(("Vary", "Accept")) }
+        return response
     }
 
     /// `POST /prefetch` (SPEC §4): validated whole, queued, answered at once.

@@ -4,8 +4,15 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     case auto
     case jpeg
     case png
+    /// Lossy WebP at quality `q`, alpha kept (lossless alpha plane).
+    case webp
+    /// 8-bit AVIF 4:2:0, alpha kept.
+    case avif
     /// The prepared bitmap itself: width·height·4 bytes, straight alpha.
     case rgba
+
+    /// Whether quality changes the bytes (and so belongs in the cache key).
+    public var usesQuality: Bool { self != .png && self != .rgba }
 
     /// The concrete format for a bitmap; never `.auto`.
     public func resolved(isOpaque: Bool) -> OutputFormat {
@@ -17,6 +24,8 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .jpeg: "image/jpeg"
         case .png: "image/png"
+        case .webp: "image/webp"
+        case .avif: "image/avif"
         case .rgba: "application/octet-stream"
         case .auto: preconditionFailure("resolve .auto before asking for its content type")
         }

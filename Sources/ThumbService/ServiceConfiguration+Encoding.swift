@@ -47,6 +47,9 @@ extension ServiceConfiguration {
             ("output", .object([
                 ("defaultQuality", .integer(output.defaultQuality)),
                 ("cacheMaxAgeSeconds", .integer(output.cacheMaxAgeSeconds)),
+                ("staleWhileRevalidateSeconds", .integer(output.staleWhileRevalidateSeconds)),
+                ("errorMaxAgeSeconds", .integer(output.errorMaxAgeSeconds)),
+                ("autoFormats", .array(output.autoFormats.map { .string($0.rawValue) })),
                 ("allowedSizes", .array(output.allowedSizes.map { .string($0.description) })),
                 ("presets", .object(presets)),
             ])),

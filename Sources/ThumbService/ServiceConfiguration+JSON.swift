@@ -67,6 +67,23 @@ extension ServiceConfiguration {
         if var o = try r.object("output") {
             if let v = try o.integer("defaultQuality", 1...100) { c.output.defaultQuality = v }
             if let v = try o.integer("cacheMaxAgeSeconds", 0...Int(Int32.max)) { c.output.cacheMaxAgeSeconds = v }
+            if let v = try o.integer("staleWhileRevalidateSeconds", 0...Int(Int32.max)) {
+                c.output.staleWhileRevalidateSeconds = v
+            }
+            if let v = try o.integer("errorMaxAgeSeconds", 0...Int(Int32.max)) { c.output.errorMaxAgeSeconds = v }
+            if let v = try o.strings("autoFormats") {
+                var formats: [OutputFormat] = []
+                for name in v {
+                    guard let format = OutputFormat(rawValue: name), format == .webp || format == .avif else {
+                        throw ConfigurationError(key: "output.autoFormats", "'\(name)' is not avif or webp")
+                    }
+                    guard !formats.contains(format) else {
+                        throw ConfigurationError(key: "output.autoFormats", "'\(name)' is listed twice")
+                    }
+                    formats.append(format)
+                }
+                c.output.autoFormats = formats
+            }
             if let v = try o.strings("allowedSizes") {
                 c.output.allowedSizes = try v.map { s throws(ConfigurationError) in
                     guard let size = Size(parsing: s) else {
@@ -136,7 +153,7 @@ extension ServiceConfiguration.Preset {
         }
         if let v = try r.string("format") {
             guard let format = OutputFormat(rawValue: v) else {
-                throw ConfigurationError(key: path + ".format", "must be auto, jpeg, png or rgba")
+                throw ConfigurationError(key: path + ".format", "must be auto, jpeg, png, webp, avif or rgba")
             }
             self.format = format
         }

@@ -54,6 +54,13 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public struct Output: Equatable, Sendable {
         public var defaultQuality = 82
         public var cacheMaxAgeSeconds = 86_400
+        /// `stale-while-revalidate` of successful answers; 0 leaves it out.
+        public var staleWhileRevalidateSeconds = 3600
+        /// `max-age` of lasting error answers (404, 415, 422).
+        public var errorMaxAgeSeconds = 10
+        /// What `format=auto` may negotiate by `Accept`, in order of preference;
+        /// empty: the PNG/JPEG rule alone, and no `Vary`.
+        public var autoFormats: [OutputFormat] = [.webp]
         /// `WxH` boxes; empty means any box.
         public var allowedSizes: [Size] = []
         public var presets: [String: Preset] = [:]

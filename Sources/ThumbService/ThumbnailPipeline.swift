@@ -94,6 +94,7 @@ public enum ThumbnailPipeline {
             switch resolved {
             case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(), quality: quality)
             case .png: bytes = try PNGEncoder.encode(bitmap)
+            case .webp, .avif: throw CodecError.encodeFailed("\(resolved.rawValue) encoding arrives with its encoder")
             case .rgba, .auto: bytes = bitmap.pixels
             }
         } catch {

@@ -36,7 +36,7 @@ public struct ThumbnailVariant: Hashable, Sendable {
         let w = p.width.map(String.init) ?? "-"
         let h = p.height.map(String.init) ?? "-"
         // PNG and RGBA ignore quality, so it must not split their cache entries.
-        let q = (format == .png || format == .rgba) ? "-" : String(quality)
+        let q = format.usesQuality ? String(quality) : "-"
         return "w=\(w)&h=\(h)&fit=\(p.fit.rawValue)&enlarge=\(p.enlarge ? 1 : 0)&format=\(format.rawValue)&q=\(q)"
     }
 }

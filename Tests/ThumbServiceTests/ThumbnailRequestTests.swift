@@ -67,7 +67,7 @@ import ThumbImaging
         [("url", "https://cdn.example/a.jpg"), ("w", "10"), ("fit", "cover")],
         [("url", "https://cdn.example/a.jpg"), ("h", "10"), ("fit", "fill")],
         [("url", "https://cdn.example/a.jpg"), ("w", "10"), ("fit", "crop")],
-        [("url", "https://cdn.example/a.jpg"), ("w", "10"), ("format", "webp")],
+        [("url", "https://cdn.example/a.jpg"), ("w", "10"), ("format", "gif")],
         [("url", "https://cdn.example/a.jpg"), ("w", "10"), ("q", "0")],
         [("url", "https://cdn.example/a.jpg"), ("w", "10"), ("q", "101")],
         [("url", "https://cdn.example/a.jpg"), ("w", "10"), ("enlarge", "true")],

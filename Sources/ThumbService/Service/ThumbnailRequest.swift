@@ -5,15 +5,31 @@ import ThumbImaging
 /// query strings were spelled.
 public struct ThumbnailRequest: Hashable, Sendable {
     public var sourceURL: String
+    /// The resolved variant: the box after `dpr`, and `auto` negotiated to
+    /// WebP/AVIF when `Accept` allows (else `auto`, the PNG/JPEG rule).
     public var variant: ThumbnailVariant
+    /// True when the effective format was `auto` and `output.autoFormats` is
+    /// not empty: the answer depends on `Accept` and carries `Vary: Accept`.
+    /// Not part of the key: `auto` answered as WebP and `webp` share one entry.
+    public var variesByAccept: Bool
 
-    /// The parameters SPEC §3 knows; any other is a `400`.
-    static let knownParameters: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "preset", "sig"]
+    public static func == (a: Self, b: Self) -> Bool { a.sourceURL == b.sourceURL && a.variant == b.variant }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(sourceURL)
+        hasher.combine(variant)
+    }
+
+    /// The parameters `/thumbnail` knows; any other is a `400`.
+    static let knownParameters: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "dpr", "preset", "sig"]
     static let maxURLBytes = 2048
 
     /// Validates decoded query parameters against the rules of SPEC §3 and the
     /// configuration's limits, presets and allowed sizes.
-    public init(query: [(name: String, value: String)], config: ServiceConfiguration) throws(ServiceError) {
+    /// `accept`: the request's `Accept` header, for `format=auto`; nil (as
+    /// for prefetch) means the PNG/JPEG rule.
+    public init(query: [(name: String, value: String)], config: ServiceConfiguration,
+                accept: String? = nil) throws(ServiceError) {
         var values: [String: String] = [:]
         for (name, value) in query {
             guard Self.knownParameters.contains(name) else { throw .badRequest("unknown parameter '\(name)'") }
@@ -47,9 +63,16 @@ public struct ThumbnailRequest: Hashable, Sendable {
         var format = preset?.format ?? .auto
         if let text = values["format"] {
             guard let value = OutputFormat(rawValue: text) else {
-                throw .badRequest("format must be auto, jpeg, png or rgba")
+                throw .badRequest("format must be auto, jpeg, png, webp, avif or rgba")
             }
             format = value
+        }
+        var dpr = 1
+        if let text = values["dpr"] {
+            guard text.utf8.count == 1, let digit = Int(text), (1...4).contains(digit) else {
+                throw .badRequest("dpr must be 1, 2, 3 or 4")
+            }
+            dpr = digit
         }
         var enlarge = false
         if let text = values["enlarge"] {
@@ -75,8 +98,18 @@ public struct ThumbnailRequest: Hashable, Sendable {
                 throw .badRequest("size not allowed; allowed: \(config.output.allowedSizes.map(\.description).joined(separator: ", "))")
             }
         }
+        // After the allowedSizes check, which is about the box as asked.
+        let scaledWidth = width.map { $0 * dpr }, scaledHeight = height.map { $0 * dpr }
+        if scaledWidth.map({ $0 > maxSide }) == true || scaledHeight.map({ $0 > maxSide }) == true {
+            throw .badRequest("the box times dpr \(dpr) exceeds maxOutputDimension \(maxSide)")
+        }
+        variesByAccept = format == .auto && !config.output.autoFormats.isEmpty
+        if format == .auto, let negotiated = AcceptNegotiation.choose(from: config.output.autoFormats, accept: accept) {
+            format = negotiated
+        }
         sourceURL = url
-        variant = ThumbnailVariant(prepared: PreparedVariant(width: width, height: height, fit: fit, enlarge: enlarge),
+        variant = ThumbnailVariant(prepared: PreparedVariant(width: scaledWidth, height: scaledHeight, fit: fit,
+                                                             enlarge: enlarge),
                                    format: format, quality: quality)
     }
 
