@@ -1,3 +1,4 @@
+import ThumbFetch
 import ThumbImaging
 
 /// A validated `/thumbnail` request (SPEC §3): the source and the variant,
@@ -107,7 +108,8 @@ public struct ThumbnailRequest: Hashable, Sendable {
         if format == .auto, let negotiated = AcceptNegotiation.choose(from: config.output.autoFormats, accept: accept) {
             format = negotiated
         }
-        sourceURL = url
+        // Every spelling of one source is one source (its original, variants, purge).
+        sourceURL = URLNormalization.normalize(url) ?? url
         variant = ThumbnailVariant(prepared: PreparedVariant(width: scaledWidth, height: scaledHeight, fit: fit,
                                                              enlarge: enlarge),
                                    format: format, quality: quality)

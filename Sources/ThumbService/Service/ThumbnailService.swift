@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import ThumbFetch
 import ThumbImaging
 
 /// Serves thumbnails: memory cache, then one shared render per variant, then
@@ -196,7 +197,8 @@ public final class ThumbnailService: Sendable {
 
     /// Forgets a source (SPEC §2 `DELETE /cache`): its original on disk, every
     /// prepared variant in memory and a remembered failure. Returns how many.
-    public func purge(_ url: String) -> Int {
+    public func purge(_ spelling: String) -> Int {
+        let url = URLNormalization.normalize(spelling) ?? spelling
         var removed = memory.removeAll { $0.url == url }
         if disk?.remove(url: url) == true { removed += 1 }
         if negative.forget(url) { removed += 1 }
