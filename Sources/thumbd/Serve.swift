@@ -19,6 +19,10 @@ enum Serve {
         }
         if let listen { config.listen = listen }
         let log = Log(level: config.log.level, accessLog: config.log.accessLog)
+        if let files = FileLimit.raiseToHard(), files < config.http.maxConnections + FileLimit.headroom {
+            log.write(.warning, "open-file limit \(files) is below http.maxConnections \(config.http.maxConnections) "
+                      + "+ \(FileLimit.headroom); raise LimitNOFILE")
+        }
         guard var address = ListenAddress(config.listen) else {
             FileHandle.standardError.write(Data("thumbd: listen: '\(config.listen)' is not IP:PORT, localhost:PORT, [IPv6]:PORT or unix:/path\n".utf8))
             return 2
