@@ -34,6 +34,9 @@ import ThumbHTTP
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(target)")!)
             request.httpMethod = method
             request.httpBody = body.map { Data($0) }
+            // One request per connection: a pooled idle connection would still
+            // count in connections.open after the session is gone.
+            request.setValue("close", forHTTPHeaderField: "Connection")
             for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
             let session = URLSession(configuration: .ephemeral)
             let done = DispatchSemaphore(value: 0)
