@@ -46,6 +46,20 @@ public enum URLNormalization {
             + (path.isEmpty ? "/" : path) + (query.map(String.init) ?? "")
     }
 
+    /// The host of a normalized URL (brackets kept off an IPv6 literal), or nil.
+    /// Cheap enough for every request: no URL parser.
+    public static func host(ofNormalized url: String) -> Substring? {
+        guard let start = url.range(of: "://")?.upperBound else { return nil }
+        var authority = url[start...]
+        if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" }) { authority = authority[..<end] }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            return authority[authority.index(after: authority.startIndex)..<close]
+        }
+        if let colon = authority.firstIndex(of: ":") { authority = authority[..<colon] }
+        return authority
+    }
+
     /// `%7e` → `~`, `%2f` → `%2F`: unreserved characters decoded, hex upper-cased.
     static func normalizePercentEncoding(_ s: Substring) -> String {
         let bytes = Array(s.utf8)

@@ -109,6 +109,34 @@ import Testing
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
+    /// A reload that narrows allowedHosts stops serving what is cached or
+    /// stored for the hosts it drops: 403 from memory and from disk alike.
+    @Test func narrowedAllowedHostsRefuseCachedAndStoredSources() throws {
+        let origin = try TestOrigin()
+        let s = try service { $0.origin.allowedHosts = ["127.0.0.1", "localhost"] }
+        let cached = try request(origin.url("/cat.jpg"), [("w", "20")])
+        guard case .success = answer(s, cached) else { Issue.record("first answer failed"); return }
+        #expect(answer(s, cached).map(\.cache) == .success(.memory))
+        var narrowed = s.config
+        narrowed.origin.allowedHosts = ["localhost"]
+        s.reload(narrowed)
+        guard case .failure(.forbiddenSource(let message)) = answer(s, cached) else {
+            Issue.record("a cached variant of a refused host was served"); return
+        }
+        #expect(message.contains("127.0.0.1"), "names the host: \(message)")
+        // A variant never rendered, whose original is on disk: refused too, origin untouched.
+        guard case .failure(.forbiddenSource) = answer(s, try request(origin.url("/cat.jpg"), [("w", "21")])) else {
+            Issue.record("a stored original of a refused host was served"); return
+        }
+        #expect(origin.hits("/cat.jpg") == 1)
+        // Widening again serves from memory.
+        var widened = s.config
+        widened.origin.allowedHosts = []
+        s.reload(widened)
+        #expect(answer(s, cached).map(\.cache) == .success(.memory))
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
     /// SIGHUP's service half (SPEC §10): new cache sizes evict at once, new
     /// origin rules reach the fetcher.
     @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {

@@ -31,6 +31,14 @@ struct URLNormalizationTests {
         #expect(URLNormalization.normalize(input) == expected)
     }
 
+    @Test func hostOfANormalizedURL() {
+        #expect(URLNormalization.host(ofNormalized: "http://cdn.example/a.jpg") == "cdn.example")
+        #expect(URLNormalization.host(ofNormalized: "http://cdn.example:8080?x=@y") == "cdn.example")
+        #expect(URLNormalization.host(ofNormalized: "http://u@cdn.example:1/a@b") == "cdn.example")
+        #expect(URLNormalization.host(ofNormalized: "http://[::1]:8080/a.jpg") == "::1")
+        #expect(URLNormalization.host(ofNormalized: "cdn.example/a.jpg") == nil)
+    }
+
     @Test func notAURLIsLeftAlone() {
         #expect(URLNormalization.normalize("cdn.example/a.jpg") == nil)
         #expect(URLNormalization.normalize("://a") == nil)

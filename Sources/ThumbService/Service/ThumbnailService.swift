@@ -53,6 +53,16 @@ public final class ThumbnailService: Sendable {
     public func thumbnail(_ request: ThumbnailRequest, priority: RenderQueue.Priority = .live,
                           completion: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) {
         let url = request.sourceURL
+        // The host rule holds for what is already cached too: a reload that
+        // narrows allowedHosts stops serving those sources at once.
+        let allowed = configuration.withLock { $0.origin.allowedHosts }
+        if !allowed.isEmpty {
+            let host = String(URLNormalization.host(ofNormalized: url) ?? "")
+            guard HostPattern.allows(host, patterns: allowed) else {
+                completion(.failure(.forbiddenSource("host \(host) is not in origin.allowedHosts")))
+                return
+            }
+        }
         // SPEC §5: memory hits and misses count /thumbnail requests; prefetch items are not.
         let live = priority == .live
         if case .rendition(let r)? = memory.get(.rendition(url: url, request.variant)) {
