@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Service benchmark (issue 4), release build, everything on 127.0.0.1:
 #  hits:   wrk -t1 -c64 -d10s on one /thumbnail variant (X-Cache: memory) beside nginx
-#          (worker_processes 1) serving the same thumbnail bytes as a static file;
+#          (worker_processes 1, sendfile, tcp_nopush, open_file_cache) serving the same
+#          thumbnail bytes as a static file;
 #  misses: memoryCacheBytes 0 and a different w per request (wrk Lua), originals on disk
 #          (X-Cache: disk), beside thumbor (2 processes, file storage for originals, no
 #          result storage) doing the same resize of the same ~4 MP photo.
@@ -19,7 +20,10 @@ BIN=$(swift build -c release --show-bin-path)/thumbd
 W=$(mktemp -d)
 cp "$INPUTS/jpeg-4mp.jpg" "$W/photo.jpg"
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$W"; }
+cleanup() {
+  [ -n "${THUMBOR:-}" ] && kill -- -"$THUMBOR" 2>/dev/null || true
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$W"
+}
 trap cleanup EXIT
 (cd "$W" && exec python3 -m http.server 18200 --bind 127.0.0.1 >/dev/null 2>&1) & PIDS+=($!)
 SRC="http%3A%2F%2F127.0.0.1%3A18200%2Fphoto.jpg"
@@ -39,7 +43,8 @@ LOADER = 'thumbor.loaders.http_loader'
 ALLOW_UNSAFE_URL = True
 QUALITY = 82
 CONF
-thumbor -p 18203 -c "$W/thumbor.conf" --processes 2 -l error >/dev/null 2>&1 & THUMBOR=$!; PIDS+=($THUMBOR)
+# In its own process group (setsid), so cleanup ends its forked workers too, not only the parent.
+setsid thumbor -p 18203 -c "$W/thumbor.conf" --processes 2 -l error >/dev/null 2>&1 & THUMBOR=$!; PIDS+=($THUMBOR)
 mkdir -p "$W/static"
 sleep 3
 curl -sf -o "$W/static/thumb.jpg" "http://127.0.0.1:18201/thumbnail?url=$SRC&w=256&h=256"
@@ -49,6 +54,8 @@ cat > "$W/nginx.conf" <<CONF
 worker_processes 1; daemon off; pid $W/nginx.pid; error_log $W/nginx.err;
 events { worker_connections 1024; }
 http { access_log off; client_body_temp_path $W; proxy_temp_path $W; fastcgi_temp_path $W; uwsgi_temp_path $W; scgi_temp_path $W;
+  # As its operators run it for static files.
+  sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 100000; open_file_cache max=100 inactive=60s;
   server { listen 127.0.0.1:18204; location / { root $W/static; try_files /thumb.jpg =404; } } }
 CONF
 nginx -c "$W/nginx.conf" & PIDS+=($!)
