@@ -64,11 +64,17 @@ public struct SourceURL: Equatable, Sendable {
         return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
     }
 
-    /// A redirect's `Location`, resolved against this URL.
+    /// A redirect's `Location`, resolved against this URL. One the client
+    /// could not have asked for (no host, user info) is the origin's fault
+    /// (SPEC §6: `502 origin_error`); the source rules still refuse a scheme.
     func resolve(_ location: String) throws(FetchError) -> SourceURL {
         guard let base = URL(string: absolute), let next = URL(string: location, relativeTo: base)?.absoluteURL else {
             throw .origin("redirect to an invalid location")
         }
-        return try SourceURL(next.absoluteString)
+        do {
+            return try SourceURL(next.absoluteString)
+        } catch .badURL(let reason) {
+            throw .origin("redirect to an unusable location (\(reason))")
+        }
     }
 }

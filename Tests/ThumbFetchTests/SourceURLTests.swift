@@ -116,4 +116,17 @@ import Testing
         let resolved = try base.resolve("//[::1]:8443/b.jpg")
         #expect(resolved.scheme == "https" && resolved.host == "::1" && resolved.port == 8443)
     }
+
+    /// SPEC §6: a `Location` that is unparsable, has no host or carries user
+    /// info is `502 origin_error` — the origin's fault, not the client's.
+    @Test(arguments: ["http://[", "http:///nohost.jpg", "http://user:pw@h.example/a.jpg", "", "http://h .example/"])
+    func anUnusableLocationIsAnOriginError(_ location: String) throws {
+        let base = try SourceURL("http://h.example/a.jpg")
+        #expect {
+            try base.resolve(location)
+        } throws: { error in
+            guard case .origin(let message) = error as? FetchError else { return false }
+            return message.hasPrefix("redirect to an")
+        }
+    }
 }
