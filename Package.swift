@@ -53,6 +53,7 @@ let package = Package(
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
+        .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch"]),
         .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON",
                                                               "ThumbAPI"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd"]),

@@ -19,12 +19,16 @@ public struct SourceURL: Equatable, Sendable {
             throw .forbidden("only http and https sources are allowed")
         }
         guard c.user == nil && c.password == nil else { throw .badURL("url must not carry credentials") }
-        guard var host = c.host, !host.isEmpty else { throw .badURL("url has no host") }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 }) else {
+        // Host and port as written: swift-corelibs-foundation's URLComponents
+        // decodes a punycode host ("xn--bcher-kva" → "bücher"), and reads a
+        // port too large for Int as no port at all (so the default one).
+        guard let written = Self.authority(of: text), !written.host.isEmpty else { throw .badURL("url has no host") }
+        guard let host = written.host.removingPercentEncoding,
+              host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 }) else {
             throw .badURL("url host must be ASCII (use punycode)")
         }
-        guard let port = UInt16(exactly: c.port ?? (scheme == "https" ? 443 : 80)), port > 0 else {
+        let defaultPort: UInt16 = scheme == "https" ? 443 : 80
+        guard let port = written.port.isEmpty ? defaultPort : UInt16(written.port), port > 0 else {
             throw .badURL("url has an invalid port")
         }
         self.scheme = scheme
@@ -35,17 +39,42 @@ public struct SourceURL: Equatable, Sendable {
         absolute = text
     }
 
+    /// Host (without an IPv6 literal's brackets, still percent-encoded) and
+    /// port text of an absolute URL that URLComponents accepted without user info.
+    private static func authority(of text: String) -> (host: Substring, port: Substring)? {
+        guard let start = text.range(of: "://")?.upperBound else { return nil }
+        var authority = text[start...]
+        if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
+            authority = authority[..<end]
+        }
+        guard !authority.contains("@") else { return nil }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            let rest = authority[authority.index(after: close)...]
+            guard rest.isEmpty || rest.hasPrefix(":") else { return nil }
+            return (authority[authority.index(after: authority.startIndex)..<close], rest.dropFirst())
+        }
+        guard let colon = authority.firstIndex(of: ":") else { return (authority, "") }
+        return (authority[..<colon], authority[authority.index(after: colon)...])
+    }
+
     /// The `Host` header value.
     var hostHeader: String {
         let name = host.contains(":") ? "[\(host)]" : host
         return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
     }
 
-    /// A redirect's `Location`, resolved against this URL.
+    /// A redirect's `Location`, resolved against this URL. One the client
+    /// could not have asked for (no host, user info) is the origin's fault
+    /// (SPEC §6: `502 origin_error`); the source rules still refuse a scheme.
     func resolve(_ location: String) throws(FetchError) -> SourceURL {
         guard let base = URL(string: absolute), let next = URL(string: location, relativeTo: base)?.absoluteURL else {
             throw .origin("redirect to an invalid location")
         }
-        return try SourceURL(next.absoluteString)
+        do {
+            return try SourceURL(next.absoluteString)
+        } catch .badURL(let reason) {
+            throw .origin("redirect to an unusable location (\(reason))")
+        }
     }
 }

@@ -1,7 +1,9 @@
 /// Every way a thumbd request can fail, one case per SPEC §6 error code.
 ///
 /// `status` and `code` are the only mapping from failures to HTTP: every layer
-/// below converts its own typed error into one of these cases.
+/// below converts its own typed error into one of these cases. The HTTP layer
+/// answers the errors of a request it cannot read (413, 414, 431, 408, …)
+/// itself, before any of this runs.
 public enum ServiceError: Error, Equatable, Sendable {
     case badRequest(String)
     case unauthorized
@@ -10,7 +12,6 @@ public enum ServiceError: Error, Equatable, Sendable {
     case notFound
     case sourceNotFound
     case methodNotAllowed(allow: String)
-    case payloadTooLarge
     case unsupportedFormat(String)
     case sourceTooLarge(limit: Int)
     case imageTooLarge(String)
@@ -28,7 +29,6 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .forbiddenSource, .badSignature: 403
         case .notFound, .sourceNotFound: 404
         case .methodNotAllowed: 405
-        case .payloadTooLarge: 413
         case .unsupportedFormat: 415
         case .sourceTooLarge, .imageTooLarge, .corruptImage: 422
         case .internalError: 500
@@ -48,7 +48,6 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .notFound: "not_found"
         case .sourceNotFound: "source_not_found"
         case .methodNotAllowed: "method_not_allowed"
-        case .payloadTooLarge: "payload_too_large"
         case .unsupportedFormat: "unsupported_format"
         case .sourceTooLarge: "source_too_large"
         case .imageTooLarge: "image_too_large"
@@ -72,7 +71,6 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .notFound: "no such path"
         case .sourceNotFound: "the origin has no such image"
         case .methodNotAllowed(let allow): "method not allowed; allowed: \(allow)"
-        case .payloadTooLarge: "request body over 1 MiB"
         case .sourceTooLarge(let limit): "source larger than \(limit) bytes"
         case .overloaded: "render queue full; retry later"
         }

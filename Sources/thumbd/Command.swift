@@ -1,4 +1,5 @@
 import ThumbImaging
+import ThumbService
 
 /// What the command line asks thumbd to do (SPEC §9).
 enum Command: Equatable {
@@ -19,8 +20,8 @@ struct ThumbnailCommand: Equatable {
     var width: Int?
     var height: Int?
     var fit: Fit = .inside
-    /// `auto`, `jpeg`, `png` or `rgba`: from `--format`, else OUTPUT's extension, else `auto`.
-    var format: String
+    /// From `--format`, else OUTPUT's extension, else `.auto`.
+    var format: OutputFormat
     var quality: Int?
     var enlarge = false
 }

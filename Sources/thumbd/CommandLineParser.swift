@@ -1,4 +1,5 @@
 import ThumbImaging
+import ThumbService
 
 /// Turns `argv` (without the program name) into a `Command`.
 enum CommandLineParser {
@@ -48,24 +49,27 @@ enum CommandLineParser {
             command.fit = value
         }
         if let format = options.values["--format"] {
-            guard ["auto", "jpeg", "png", "rgba"].contains(format) else {
+            guard let value = OutputFormat(rawValue: format), commandLineFormats.contains(value) else {
                 throw UsageError(message: "--format must be auto, jpeg, png or rgba, not '\(format)'")
             }
-            command.format = format
+            command.format = value
         }
         command.enlarge = options.flags.contains("--enlarge")
         return command
     }
 
+    /// The formats `thumbnail` writes; WebP and AVIF join when their encoders land.
+    static let commandLineFormats: [OutputFormat] = [.auto, .jpeg, .png, .rgba]
+
     /// SPEC §9: OUTPUT's extension picks the format when `--format` is absent.
-    static func formatFromExtension(_ path: String) -> String {
+    static func formatFromExtension(_ path: String) -> OutputFormat {
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        guard let dot = name.lastIndex(of: ".") else { return "auto" }
+        guard let dot = name.lastIndex(of: ".") else { return .auto }
         switch name[name.index(after: dot)...].lowercased() {
-        case "jpg", "jpeg": return "jpeg"
-        case "png": return "png"
-        case "rgba": return "rgba"
-        default: return "auto"
+        case "jpg", "jpeg": return .jpeg
+        case "png": return .png
+        case "rgba": return .rgba
+        default: return .auto
         }
     }
 

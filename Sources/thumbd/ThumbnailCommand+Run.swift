@@ -11,8 +11,7 @@ extension ThumbnailCommand {
         let variant = PreparedVariant(width: width, height: height, fit: fit, enlarge: enlarge)
         do throws(ServiceError) {
             let bitmap = try ThumbnailPipeline.prepare(source: [UInt8](data), variant: variant, limits: limits)
-            let encoded = try ThumbnailPipeline.encode(bitmap, format: OutputFormat(rawValue: format) ?? .auto,
-                                                       quality: quality ?? defaultQuality)
+            let encoded = try ThumbnailPipeline.encode(bitmap, format: format, quality: quality ?? defaultQuality)
             guard FileManager.default.createFile(atPath: output, contents: Data(encoded.bytes)) else {
                 return fail("cannot write \(output)")
             }

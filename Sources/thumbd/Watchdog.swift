@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Glibc
 import Synchronization
 import ThumbHTTP
 import ThumbService
@@ -12,18 +11,20 @@ import ThumbService
 /// running for longer than `maxRenderSeconds` (a worker stuck in a decode).
 /// That bound is far above any legitimate render (a 50 MP progressive JPEG
 /// takes about a second), so a slow image never gets the process restarted.
+///
+/// The decision is `Health`; this class only drives it. Render ages come from
+/// the render queue's own clock, so a test ages a render by moving that clock.
 final class Watchdog: Sendable {
     static let maxRenderSeconds: Double = 120
 
-    private struct State {
-        var heartbeatAnswered = true
-        var unhealthyLogged = false
-    }
+    /// Runs `done` once every I/O queue has run it (`HTTPServer.heartbeat`).
+    typealias Heartbeat = @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
 
-    private let server: HTTPServer
+    private let heartbeat: Heartbeat
     private let renders: RenderQueue
-    private let log: Log
-    private let state = Mutex(State())
+    private let notify: @Sendable (String) -> Void
+    private let log: @Sendable (String) -> Void
+    private let health = Mutex(Health())
     private let queue = DispatchQueue(label: "thumbd.watchdog")
     nonisolated(unsafe) private var timer: DispatchSourceTimer?
 
@@ -35,10 +36,17 @@ final class Watchdog: Sendable {
         return Double(usec) / 2_000_000
     }
 
-    init(server: HTTPServer, renders: RenderQueue, log: Log) {
-        self.server = server
+    init(heartbeat: @escaping Heartbeat, renders: RenderQueue, notify: @escaping @Sendable (String) -> Void,
+         log: @escaping @Sendable (String) -> Void) {
+        self.heartbeat = heartbeat
         self.renders = renders
+        self.notify = notify
         self.log = log
+    }
+
+    convenience init(server: HTTPServer, renders: RenderQueue, log: Log) {
+        self.init(heartbeat: { server.heartbeat($0) }, renders: renders,
+                  notify: { SystemdNotifier.notify($0) }, log: { log.write(.error, $0) })
     }
 
     func start(every seconds: Double) {
@@ -49,25 +57,15 @@ final class Watchdog: Sendable {
         timer.resume()
     }
 
-    private func tick() {
-        let oldestRender = renders.oldestRunningSeconds ?? 0
-        let verdict: String? = state.withLock { s in
-            var problem: String?
-            if !s.heartbeatAnswered {
-                problem = "an I/O queue did not answer the last heartbeat"
-            } else if oldestRender > Self.maxRenderSeconds {
-                problem = "a render has been running for \(Int(oldestRender)) s"
-            }
-            s.heartbeatAnswered = false
-            return problem
+    /// One timer tick: judge, send the next heartbeat, then ping or log.
+    func tick() {
+        let oldestRender = renders.oldestRunningSeconds
+        let action = health.withLock { $0.tick(oldestRenderSeconds: oldestRender) }
+        heartbeat { [self] in health.withLock { $0.answered() } }
+        switch action {
+        case .ping: notify("WATCHDOG=1")
+        case .withhold(let reason, log: true): log("watchdog: withholding WATCHDOG=1: \(reason)")
+        case .withhold: break
         }
-        server.heartbeat { [self] in state.withLock { $0.heartbeatAnswered = true } }
-        if let verdict {
-            let first = state.withLock { s in defer { s.unhealthyLogged = true }; return !s.unhealthyLogged }
-            if first { log.write(.error, "watchdog: withholding WATCHDOG=1: \(verdict)") }
-            return
-        }
-        state.withLock { $0.unhealthyLogged = false }
-        SystemdNotifier.notify("WATCHDOG=1")
     }
 }

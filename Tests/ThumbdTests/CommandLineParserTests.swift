@@ -22,7 +22,7 @@ import ThumbImaging
     @Test func thumbnailTakesEveryOption() throws {
         let command = try CommandLineParser.parse(["thumbnail", "in.jpg", "out.bin", "--w", "200", "--h=100",
                                                    "--fit", "cover", "--format", "png", "--q", "70", "--enlarge"])
-        var expected = ThumbnailCommand(input: "in.jpg", output: "out.bin", format: "png")
+        var expected = ThumbnailCommand(input: "in.jpg", output: "out.bin", format: .png)
         expected.width = 200
         expected.height = 100
         expected.fit = .cover
@@ -32,12 +32,12 @@ import ThumbImaging
     }
 
     @Test func outputExtensionPicksTheFormat() {
-        #expect(CommandLineParser.formatFromExtension("a/b.JPG") == "jpeg")
-        #expect(CommandLineParser.formatFromExtension("b.jpeg") == "jpeg")
-        #expect(CommandLineParser.formatFromExtension("b.png") == "png")
-        #expect(CommandLineParser.formatFromExtension("b.rgba") == "rgba")
-        #expect(CommandLineParser.formatFromExtension("b.webp") == "auto")
-        #expect(CommandLineParser.formatFromExtension("dir.png/noext") == "auto")
+        #expect(CommandLineParser.formatFromExtension("a/b.JPG") == .jpeg)
+        #expect(CommandLineParser.formatFromExtension("b.jpeg") == .jpeg)
+        #expect(CommandLineParser.formatFromExtension("b.png") == .png)
+        #expect(CommandLineParser.formatFromExtension("b.rgba") == .rgba)
+        #expect(CommandLineParser.formatFromExtension("b.webp") == .auto)
+        #expect(CommandLineParser.formatFromExtension("dir.png/noext") == .auto)
     }
 
     @Test(arguments: [

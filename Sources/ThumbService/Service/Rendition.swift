@@ -50,13 +50,6 @@ enum MemoryKey: Hashable, Sendable {
 enum MemoryItem: Sendable {
     case prepared(Bitmap, originalSHA256: String)
     case rendition(Rendition)
-
-    var cost: Int {
-        switch self {
-        case .prepared(let bitmap, _): bitmap.byteCount
-        case .rendition(let r): r.bytes.count
-        }
-    }
 }
 
 /// An original ready to decode.

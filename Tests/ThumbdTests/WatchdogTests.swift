@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+import Testing
+import ThumbService
+@testable import thumbd
+
+/// The watchdog's decisions without systemd or a wall clock: the pure
+/// `Health`, then the driver with a hand-answered heartbeat and a real render
+/// queue whose clock the test moves.
+@Suite struct WatchdogTests {
+    // MARK: Health
+
+    @Test func aHealthyProcessPingsEveryTick() {
+        var health = Watchdog.Health()
+        for _ in 0..<3 {
+            #expect(health.tick(oldestRenderSeconds: nil) == .ping)
+            health.answered()
+        }
+        #expect(health.tick(oldestRenderSeconds: 119.9) == .ping)
+        health.answered()
+        #expect(health.tick(oldestRenderSeconds: 120) == .ping, "the bound itself is still healthy")
+    }
+
+    @Test func anUnansweredHeartbeatWithholdsAndLogsOnce() {
+        var health = Watchdog.Health()
+        #expect(health.tick(oldestRenderSeconds: nil) == .ping)
+        let reason = "an I/O queue did not answer the last heartbeat"
+        #expect(health.tick(oldestRenderSeconds: nil) == .withhold(reason: reason, log: true))
+        #expect(health.tick(oldestRenderSeconds: nil) == .withhold(reason: reason, log: false))
+        #expect(health.tick(oldestRenderSeconds: nil) == .withhold(reason: reason, log: false))
+        health.answered()
+        #expect(health.tick(oldestRenderSeconds: nil) == .ping, "a late answer is recovery")
+    }
+
+    @Test func aRenderRunningOverTheBoundWithholds() {
+        var health = Watchdog.Health()
+        #expect(health.tick(oldestRenderSeconds: 121.5) == .withhold(reason: "a render has been running for 121 s", log: true))
+        health.answered()
+        #expect(health.tick(oldestRenderSeconds: 150) == .withhold(reason: "a render has been running for 150 s", log: false))
+        health.answered()
+        #expect(health.tick(oldestRenderSeconds: 0.2) == .ping)
+    }
+
+    @Test func aProblemAfterRecoveryIsLoggedAgain() {
+        var health = Watchdog.Health()
+        #expect(health.tick(oldestRenderSeconds: 200) == .withhold(reason: "a render has been running for 200 s", log: true))
+        health.answered()
+        #expect(health.tick(oldestRenderSeconds: nil) == .ping)
+        // Heartbeat left unanswered this time.
+        #expect(health.tick(oldestRenderSeconds: nil)
+                == .withhold(reason: "an I/O queue did not answer the last heartbeat", log: true))
+    }
+
+    @Test func theHeartbeatIsJudgedBeforeTheRender() {
+        var health = Watchdog.Health()
+        _ = health.tick(oldestRenderSeconds: nil)
+        #expect(health.tick(oldestRenderSeconds: 500)
+                == .withhold(reason: "an I/O queue did not answer the last heartbeat", log: true))
+    }
+
+    // MARK: interval
+
+    @Test func intervalIsHalfWatchdogUsecForThisProcess() {
+        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "2000000"], pid: 42) == 1)
+        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "42"], pid: 42) == 15)
+        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "43"], pid: 42) == nil)
+        #expect(Watchdog.interval(environment: [:], pid: 42) == nil)
+        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "0"], pid: 42) == nil)
+        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "soon"], pid: 42) == nil)
+    }
+
+    // MARK: The driver
+
+    @Test func theDriverPingsWithholdsAndRecovers() throws {
+        let rig = Rig()
+        defer { rig.finish() }
+        rig.watchdog.tick()
+        #expect(rig.notified == ["WATCHDOG=1"])
+        #expect(rig.pendingHeartbeats == 1)
+
+        rig.watchdog.tick()   // the heartbeat was not answered
+        #expect(rig.notified == ["WATCHDOG=1"])
+        #expect(rig.logged == ["watchdog: withholding WATCHDOG=1: an I/O queue did not answer the last heartbeat"])
+        rig.watchdog.tick()
+        #expect(rig.logged.count == 1, "logged once while the problem lasts")
+
+        rig.answerHeartbeats()
+        rig.watchdog.tick()
+        #expect(rig.notified == ["WATCHDOG=1", "WATCHDOG=1"])
+
+        // A render stuck in a decode, aged on the queue's clock.
+        try rig.startStuckRender()
+        rig.answerHeartbeats()
+        rig.clock.advance(seconds: 60)
+        rig.watchdog.tick()
+        #expect(rig.notified.count == 3, "a render running 60 s is legitimate")
+        rig.answerHeartbeats()
+        rig.clock.advance(seconds: 61)
+        rig.watchdog.tick()
+        #expect(rig.notified.count == 3)
+        #expect(rig.logged.last == "watchdog: withholding WATCHDOG=1: a render has been running for 121 s")
+
+        rig.releaseRender()
+        rig.answerHeartbeats()
+        rig.watchdog.tick()
+        #expect(rig.notified.count == 4, "pings again once the render ended")
+        #expect(rig.logged.count == 2)
+    }
+}
+
+/// A monotonic clock in nanoseconds that only the test moves.
+private final class ManualClock: Sendable {
+    private let nanoseconds = Atomic<UInt64>(1_000_000_000)
+    func advance(seconds: Double) { nanoseconds.add(UInt64(seconds * 1e9), ordering: .relaxed) }
+    var now: @Sendable () -> UInt64 { { self.nanoseconds.load(ordering: .relaxed) } }
+}
+
+/// What the watchdog sent: heartbeats waiting for an answer, pings, log lines.
+private final class Transcript: Sendable {
+    let state = Mutex<(heartbeats: [@Sendable () -> Void], notified: [String], logged: [String])>(([], [], []))
+}
+
+/// A watchdog whose heartbeat the test answers, whose pings and log lines
+/// are recorded, over a one-worker render queue on a manual clock.
+private final class Rig: Sendable {
+    let clock = ManualClock()
+    let renders: RenderQueue
+    let watchdog: Watchdog
+    private let transcript = Transcript()
+    private let gate = DispatchSemaphore(value: 0)
+
+    init() {
+        renders = RenderQueue(workers: 1, maxQueue: 4, memoryBudget: 1 << 20, now: clock.now)
+        watchdog = Watchdog(heartbeat: { [transcript] done in transcript.state.withLock { $0.heartbeats.append(done) } },
+                            renders: renders,
+                            notify: { [transcript] line in transcript.state.withLock { $0.notified.append(line) } },
+                            log: { [transcript] line in transcript.state.withLock { $0.logged.append(line) } })
+    }
+
+    var notified: [String] { transcript.state.withLock { $0.notified } }
+    var logged: [String] { transcript.state.withLock { $0.logged } }
+    var pendingHeartbeats: Int { transcript.state.withLock { $0.heartbeats.count } }
+
+    func answerHeartbeats() {
+        for done in transcript.state.withLock({ s in defer { s.heartbeats = [] }; return s.heartbeats }) { done() }
+    }
+
+    /// Occupies the worker until `releaseRender`; waits (≤ 5 s) until it runs.
+    func startStuckRender() throws {
+        try renders.submit(cost: 1) { [gate] in gate.wait() }
+        let deadline = Date().addingTimeInterval(5)
+        while renders.statistics.active == 0 && Date() < deadline { usleep(1000) }
+        #expect(renders.statistics.active == 1)
+    }
+
+    /// Lets the stuck render end and waits (≤ 5 s) until the worker is free.
+    func releaseRender() {
+        gate.signal()
+        let deadline = Date().addingTimeInterval(5)
+        while renders.statistics.active != 0 && Date() < deadline { usleep(1000) }
+        #expect(renders.statistics.active == 0)
+    }
+
+    func finish() {
+        gate.signal()
+        renders.shutdown()
+    }
+}
