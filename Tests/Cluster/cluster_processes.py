@@ -1,0 +1,239 @@
+"""The processes of the cluster test, all on 127.0.0.1: a python http.server
+origin over SOURCES distinct small JPEGs, thumbd instances with their own
+CACHE_DIRECTORY (as systemd/thumbd@.service gives them), and a real nginx
+running the shipped Config/nginx-thumbd.conf with its ports substituted; plus
+the HTTP client the test drives them with."""
+import collections
+import concurrent.futures
+import hashlib
+import http.client
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCES = 300
+INSTANCES = 3
+CLIENTS = 8              # concurrent client connections to nginx
+REQUEST_TIMEOUT = 10     # seconds, per request
+
+
+def free_ports(n):
+    """n distinct ports the kernel picked from its ephemeral range; held open
+    together so they differ, released just before the servers bind them."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def request(port, target, headers=None, method="GET"):
+    """One request on a fresh connection: (status, headers with lower-case names, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT)
+    try:
+        conn.request(method, target, headers=headers or {})
+        r = conn.getresponse()
+        body = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, body
+    finally:
+        conn.close()
+
+
+class Client:
+    """CLIENTS keep-alive connections to nginx, one per worker thread; a
+    request that fails at the socket level counts as status 0, never retried
+    here (retrying is nginx's job under test)."""
+
+    def __init__(self, port):
+        self.port = port
+        self.local = threading.local()
+
+    def get(self, target, headers=None):
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT)
+        try:
+            conn.request("GET", target, headers=headers or {})
+            r = conn.getresponse()
+            r.read()
+            return r.status, {k.lower(): v for k, v in r.getheaders()}
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            self.local.conn = None
+            return 0, {"error": repr(e)}
+
+    def run(self, targets, on_progress=None):
+        """GETs every target with CLIENTS threads; on_progress(done) is called
+        from this thread as answers arrive. Returns [(target, status, headers)]."""
+        results = []
+        with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+            futures = {pool.submit(self.get, t): t for t in targets}
+            for f in concurrent.futures.as_completed(futures, timeout=REQUEST_TIMEOUT * len(targets) / CLIENTS + 30):
+                status, headers = f.result()
+                results.append((futures[f], status, headers))
+                if on_progress:
+                    on_progress(len(results))
+        return results
+
+
+class Cluster:
+    def __init__(self, binary, work):
+        self.binary, self.work = binary, work
+        ports = free_ports(INSTANCES + 2)
+        self.origin_port, self.nginx_port, self.ports = ports[0], ports[1], ports[2:]
+        self.instances = [None] * INSTANCES
+        self.origin = self.nginx = None
+
+    # -- processes --------------------------------------------------------
+
+    def start_origin(self):
+        images = os.path.join(self.work, "origin")
+        os.mkdir(images)
+        base = open(os.path.join(ROOT, "Tests/ThumbCodecTests/Fixtures/testorig.jpg"), "rb").read()
+        assert base[:2] == b"\xff\xd8"
+        for i in range(SOURCES):
+            # A COM segment right after SOI makes every file's bytes (and so its
+            # digest and ETags) distinct while the image stays the same.
+            text = f"cluster source {i}".encode()
+            data = base[:2] + b"\xff\xfe" + struct.pack(">H", len(text) + 2) + text + base[2:]
+            with open(os.path.join(images, self.name(i)), "wb") as f:
+                f.write(data)
+        self.origin_log = os.path.join(self.work, "origin.log")
+        self.origin = subprocess.Popen(
+            [sys.executable, "-u", "-m", "http.server", str(self.origin_port), "--bind", "127.0.0.1",
+             "--directory", images],
+            stdout=subprocess.DEVNULL, stderr=open(self.origin_log, "w"))
+        self.wait_ready(self.origin_port, "/", "origin")  # the listing: no source counted
+
+    def instance_config(self, k):
+        path = os.path.join(self.work, f"i{k}.json")
+        # diskStore.path stays null: like systemd/thumbd@.service, the store is
+        # $CACHE_DIRECTORY/originals, set per instance below.
+        json.dump({"listen": f"127.0.0.1:{self.ports[k]}", "origin": {"allowPrivateNetworks": True},
+                   "log": {"accessLog": False}}, open(path, "w"))
+        return path
+
+    def cache_directory(self, k):
+        return os.path.join(self.work, "cache", f"i{k}")
+
+    def start_instance(self, k):
+        env = {key: v for key, v in os.environ.items()
+               if key not in ("NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "WATCHDOG_USEC", "JOURNAL_STREAM")}
+        env["HOME"] = self.work
+        env["CACHE_DIRECTORY"] = self.cache_directory(k)
+        os.makedirs(env["CACHE_DIRECTORY"], exist_ok=True)
+        self.instances[k] = subprocess.Popen(
+            [self.binary, "--config", self.instance_config(k)], env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.work, f"i{k}.log"), "a"))
+        self.wait_ready(self.ports[k], "/healthz", f"instance {k}")
+
+    def start_nginx(self):
+        shipped = open(os.path.join(ROOT, "Config/nginx-thumbd.conf")).read()
+        conf = shipped
+        for k in range(INSTANCES):
+            old = f"server 127.0.0.1:{8081 + k} "
+            if conf.count(old) != 1:
+                raise RuntimeError(f"Config/nginx-thumbd.conf no longer has one '{old}'")
+            conf = conf.replace(old, f"server 127.0.0.1:{self.ports[k]} ")
+        if conf.count("listen 80;") != 1:
+            raise RuntimeError("Config/nginx-thumbd.conf no longer has one 'listen 80;'")
+        conf = conf.replace("listen 80;", f"listen 127.0.0.1:{self.nginx_port};")
+        open(os.path.join(self.work, "thumbd.conf"), "w").write(conf)
+        w = self.work
+        open(os.path.join(w, "nginx.conf"), "w").write(f"""
+worker_processes 1;
+daemon off;
+pid {w}/nginx.pid;
+error_log {w}/nginx-error.log warn;
+events {{ worker_connections 256; }}
+http {{
+  access_log {w}/nginx-access.log;
+  client_body_temp_path {w}/tmp; proxy_temp_path {w}/tmp; fastcgi_temp_path {w}/tmp;
+  uwsgi_temp_path {w}/tmp; scgi_temp_path {w}/tmp;
+  include {w}/thumbd.conf;
+}}
+""")
+        # Own process group: the master's worker goes with it on the way out.
+        self.nginx = subprocess.Popen(["nginx", "-c", os.path.join(w, "nginx.conf")],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
+        self.wait_ready(self.nginx_port, "/healthz", "nginx")
+
+    def wait_ready(self, port, path, what, limit=10):
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                if request(port, path)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"{what} on port {port} not answering {path} within {limit} s")
+
+    def kill_instance(self, k):
+        self.instances[k].send_signal(signal.SIGKILL)
+        self.instances[k].wait(5)
+
+    def stop_all(self):
+        for p in [self.origin] + self.instances:
+            if p and p.poll() is None:
+                p.kill()
+                p.wait(5)
+        if self.nginx and self.nginx.poll() is None:
+            self.nginx.terminate()
+            try:
+                self.nginx.wait(3)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(self.nginx.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.nginx.wait(5)
+
+    # -- what the test reads ----------------------------------------------
+
+    @staticmethod
+    def name(i):
+        return f"img-{i:03d}.jpg"
+
+    def source(self, i):
+        return f"http://127.0.0.1:{self.origin_port}/{self.name(i)}"
+
+    def target(self, i, variant):
+        return f"/thumbnail?url={urllib.parse.quote(self.source(i), safe='')}&{variant}"
+
+    def stats(self, k):
+        status, _, body = request(self.ports[k], "/stats")
+        assert status == 200, f"/stats of instance {k}: {status}"
+        return json.loads(body)
+
+    def origin_fetches(self):
+        """Counter of source names the origin served, from its access log."""
+        counts = collections.Counter()
+        for line in open(self.origin_log):
+            if '"GET /img-' in line:
+                counts[line.split('"GET /', 1)[1].split(" ", 1)[0]] += 1
+        return counts
+
+    def stored_sources(self, k):
+        """Sources whose original is in instance k's disk store: the store names
+        each file by the SHA-256 of its source URL (DiskStore.name(for:))."""
+        by_digest = {hashlib.sha256(self.source(i).encode()).hexdigest(): i for i in range(SOURCES)}
+        found = set()
+        for _, _, files in os.walk(os.path.join(self.cache_directory(k), "originals")):
+            found.update(by_digest[f] for f in files if f in by_digest)
+        return found
