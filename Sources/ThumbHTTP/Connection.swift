@@ -125,9 +125,13 @@ final class Connection: @unchecked Sendable {
     }
 
     private func onReadable() {
-        let n = io.readBuffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
+        let n: Int
+        do {
+            guard case .processed(let count) = try io.readBuffer.withUnsafeMutableBytes({ buffer throws(SocketError) in
+                try Socket.read(fd, into: buffer)
+            }) else { return }
+            n = count
+        } catch {
             close()
             return
         }
@@ -194,7 +198,7 @@ final class Connection: @unchecked Sendable {
         let started = inFlight?.started ?? .now()
         server.responded(ResponseRecord(method: method, path: path, status: response.status, bodyBytes: outputBody.count,
                                         milliseconds: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6,
-                                        cache: response.header("X-Cache")), wasRequest: inFlight != nil)
+                                        cache: response.header("X-Cache")))
         flush()
     }
 

@@ -1,7 +1,6 @@
 @preconcurrency import Dispatch
 import Foundation
 import Glibc
-import CThumbSys
 import Synchronization
 
 /// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources.
@@ -74,9 +73,12 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func acceptAll(_ fd: Int32, _ source: DispatchSourceRead) {
         while true {
-            let client = thumbd_accept_nonblocking(fd, nil, nil)
-            if client < 0 {
-                if errno == EMFILE || errno == ENFILE {
+            let client: Int32
+            do {
+                guard let accepted = try Socket.accept(fd) else { return }
+                client = accepted
+            } catch {
+                if error.errno == EMFILE || error.errno == ENFILE {
                     // Out of descriptors: pause accepting briefly instead of spinning.
                     source.suspend()
                     acceptQueue.asyncAfter(deadline: .now() + 0.1) { source.resume() }
@@ -110,7 +112,7 @@ public final class HTTPServer: @unchecked Sendable {
         state.withLock { $0.stats.requestsActive -= 1 }
     }
 
-    func responded(_ record: ResponseRecord, wasRequest: Bool) {
+    func responded(_ record: ResponseRecord) {
         state.withLock { s in
             s.stats.requestsTotal += 1
             s.stats.byStatus[record.status, default: 0] += 1
