@@ -52,7 +52,14 @@ public final class HTTPServer: @unchecked Sendable {
     /// New limits (SIGHUP): connections and requests that start from now on
     /// see them; nothing open is dropped.
     public func update(_ configuration: HTTPServerConfiguration) {
-        limits.withLock { $0 = configuration }
+        // Under the state lock, so a connection accepted meanwhile either saw
+        // the new limits or is in the list told about them.
+        let open: [Connection] = state.withLock { s in
+            limits.withLock { $0 = configuration }
+            return Array(s.connections.values)
+        }
+        let connectionLimits = ConnectionStateMachine.Limits(configuration)
+        for c in open { c.queue.async { c.update(connectionLimits) } }
     }
 
     /// Calls `done` once the accept queue and every I/O queue have run a
@@ -85,13 +92,13 @@ public final class HTTPServer: @unchecked Sendable {
                 }
                 return
             }
-            let limits = configuration
             let connection: Connection? = state.withLock { s in
+                let limits = configuration
                 s.stats.connectionsAccepted += 1
                 guard !s.draining, s.connections.count < limits.maxConnections else { return nil }
                 s.nextID += 1
                 let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
-                                   server: self, maxHeaderBytes: limits.maxHeaderBytes)
+                                   server: self, limits: ConnectionStateMachine.Limits(limits))
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count
                 return c
