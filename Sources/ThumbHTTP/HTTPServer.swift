@@ -1,7 +1,6 @@
 @preconcurrency import Dispatch
 import Foundation
 import Glibc
-import CThumbSys
 import Synchronization
 
 /// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources.
@@ -53,7 +52,14 @@ public final class HTTPServer: @unchecked Sendable {
     /// New limits (SIGHUP): connections and requests that start from now on
     /// see them; nothing open is dropped.
     public func update(_ configuration: HTTPServerConfiguration) {
-        limits.withLock { $0 = configuration }
+        // Under the state lock, so a connection accepted meanwhile either saw
+        // the new limits or is in the list told about them.
+        let open: [Connection] = state.withLock { s in
+            limits.withLock { $0 = configuration }
+            return Array(s.connections.values)
+        }
+        let connectionLimits = ConnectionStateMachine.Limits(configuration)
+        for c in open { c.queue.async { c.update(connectionLimits) } }
     }
 
     /// Calls `done` once the accept queue and every I/O queue have run a
@@ -74,22 +80,25 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func acceptAll(_ fd: Int32, _ source: DispatchSourceRead) {
         while true {
-            let client = thumbd_accept_nonblocking(fd, nil, nil)
-            if client < 0 {
-                if errno == EMFILE || errno == ENFILE {
+            let client: Int32
+            do {
+                guard let accepted = try Socket.accept(fd) else { return }
+                client = accepted
+            } catch {
+                if error.errno == EMFILE || error.errno == ENFILE {
                     // Out of descriptors: pause accepting briefly instead of spinning.
                     source.suspend()
                     acceptQueue.asyncAfter(deadline: .now() + 0.1) { source.resume() }
                 }
                 return
             }
-            let limits = configuration
             let connection: Connection? = state.withLock { s in
+                let limits = configuration
                 s.stats.connectionsAccepted += 1
                 guard !s.draining, s.connections.count < limits.maxConnections else { return nil }
                 s.nextID += 1
                 let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
-                                   server: self, maxHeaderBytes: limits.maxHeaderBytes)
+                                   server: self, limits: ConnectionStateMachine.Limits(limits))
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count
                 return c
@@ -110,7 +119,7 @@ public final class HTTPServer: @unchecked Sendable {
         state.withLock { $0.stats.requestsActive -= 1 }
     }
 
-    func responded(_ record: ResponseRecord, wasRequest: Bool) {
+    func responded(_ record: ResponseRecord) {
         state.withLock { s in
             s.stats.requestsTotal += 1
             s.stats.byStatus[record.status, default: 0] += 1

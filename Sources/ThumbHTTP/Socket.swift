@@ -9,10 +9,55 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(operation): \(String(cString: strerror(errno)))" }
 }
 
+/// What a non-blocking read or write did: `wouldBlock` (EAGAIN) is an ordinary
+/// outcome, not an error (as NIO's `IOResult`).
+enum IOResult: Equatable {
+    case processed(Int)
+    case wouldBlock
+}
+
 enum Socket {
-    static func check(_ result: Int32, _ operation: String) throws(SocketError) -> Int32 {
+    /// Runs a syscall again while it fails with EINTR (a signal arrived before
+    /// it did anything); any other result, -1 and errno included, is returned.
+    /// close(2) must not go through here: on Linux it releases the descriptor
+    /// even when interrupted, so a retry could close someone else's.
+    @inline(__always)
+    static func retryingOnInterrupt<T: FixedWidthInteger>(_ call: () -> T) -> T {
+        while true {
+            let result = call()
+            if result != -1 || errno != EINTR { return result }
+        }
+    }
+
+    /// The one place where -1/errno becomes a `SocketError`; EINTR is retried.
+    static func check(_ operation: String, _ call: () -> Int32) throws(SocketError) -> Int32 {
+        let result = retryingOnInterrupt(call)
         if result < 0 { throw SocketError(operation: operation, errno: errno) }
         return result
+    }
+
+    /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC; nil when no connection is waiting.
+    static func accept(_ listener: Int32) throws(SocketError) -> Int32? {
+        let fd = retryingOnInterrupt { thumbd_accept_nonblocking(listener, nil, nil) }
+        if fd >= 0 { return fd }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+        throw SocketError(operation: "accept", errno: errno)
+    }
+
+    /// One read(2) into `buffer`; `.processed(0)` is end of file.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> IOResult {
+        let n = retryingOnInterrupt { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+        if n >= 0 { return .processed(n) }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+        throw SocketError(operation: "read", errno: errno)
+    }
+
+    /// One writev(2) of up to `count` buffers.
+    static func writev(_ fd: Int32, _ vectors: UnsafePointer<iovec>, _ count: Int32) throws(SocketError) -> IOResult {
+        let n = retryingOnInterrupt { Glibc.writev(fd, vectors, count) }
+        if n >= 0 { return .processed(n) }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+        throw SocketError(operation: "writev", errno: errno)
     }
 
     static func setNonBlocking(_ fd: Int32) {
@@ -28,7 +73,7 @@ enum Socket {
             setNonBlocking(fd)
             return fd
         case .unix(let path):
-            let fd = try check(socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0), "socket")
+            let fd = try check("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
             unlink(path)   // a stale socket file from an earlier run would make bind fail
             var addr = sockaddr_un()
             addr.sun_family = sa_family_t(AF_UNIX)
@@ -38,10 +83,7 @@ enum Socket {
                 throw SocketError(operation: "unix socket path too long", errno: ENAMETOOLONG)
             }
             withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: bytes + [0]) }
-            let result = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            return try finish(fd, result, backlog)
+            return try bindAndListen(fd, addr, backlog)
         case .inet(let host, let port):
             let literal = host == "localhost" ? "127.0.0.1" : host
             var a4 = sockaddr_in(), a6 = sockaddr_in6()
@@ -49,10 +91,7 @@ enum Socket {
                 a4.sin_family = sa_family_t(AF_INET)
                 a4.sin_port = port.bigEndian
                 let fd = try inetSocket(AF_INET)
-                let result = withUnsafePointer(to: &a4) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                return try finish(fd, result, backlog)
+                return try bindAndListen(fd, a4, backlog)
             }
             guard inet_pton(AF_INET6, literal, &a6.sin6_addr) == 1 else {
                 throw SocketError(operation: "listen address '\(host)' is not an IP literal", errno: EINVAL)
@@ -60,24 +99,28 @@ enum Socket {
             a6.sin6_family = sa_family_t(AF_INET6)
             a6.sin6_port = port.bigEndian
             let fd = try inetSocket(AF_INET6)
-            let result = withUnsafePointer(to: &a6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-            return try finish(fd, result, backlog)
+            return try bindAndListen(fd, a6, backlog)
         }
     }
 
     private static func inetSocket(_ family: Int32) throws(SocketError) -> Int32 {
-        let fd = try check(socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0), "socket")
+        let fd = try check("socket") { socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         return fd
     }
 
-    private static func finish(_ fd: Int32, _ bindResult: Int32, _ backlog: Int32) throws(SocketError) -> Int32 {
+    /// Binds `fd` to a `sockaddr_in`, `sockaddr_in6` or `sockaddr_un` and listens;
+    /// closes it if either fails.
+    private static func bindAndListen<Address>(_ fd: Int32, _ address: Address, _ backlog: Int32) throws(SocketError) -> Int32 {
+        var address = address
         do {
-            _ = try check(bindResult, "bind")
-            _ = try check(Glibc.listen(fd, backlog), "listen")
+            _ = try check("bind") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+                }
+            }
+            _ = try check("listen") { Glibc.listen(fd, backlog) }
         } catch {
             close(fd)
             throw error

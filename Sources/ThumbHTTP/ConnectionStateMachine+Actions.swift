@@ -1,0 +1,64 @@
+extension ConnectionStateMachine {
+    /// What the driver does after an event, in this order: schedule the
+    /// timer, pause or resume reading, count a finished request, then `next`.
+    /// Returned by value: no allocation per event.
+    struct Actions {
+        /// Schedule the connection's one timer to fire at this instant,
+        /// replacing the pending one.
+        var timer: Instant?
+        var reading: ReadingChange?
+        /// A request's response was fully written: it no longer counts as active.
+        var requestFinished = false
+        var next = Next.none
+
+        init(timer: Instant? = nil, reading: ReadingChange? = nil, requestFinished: Bool = false, next: Next = .none) {
+            self.timer = timer
+            self.reading = reading
+            self.requestFinished = requestFinished
+            self.next = next
+        }
+    }
+
+    enum ReadingChange: Equatable {
+        case pause
+        case resume
+    }
+
+    enum Next {
+        case none
+        /// Hand the request to the handler; its answer comes back as `responseReady`.
+        case startRequest(HTTPRequest)
+        /// Write this response; report `writeCompleted` once the socket took it all.
+        case write(OutgoingResponse)
+        /// Close the socket and cancel the timer. `cancelRequest`: a request is
+        /// still pending, so tell its handler (`Responder.cancel()`) and count
+        /// it finished.
+        case close(cancelRequest: Bool)
+    }
+
+    /// A response to serialize and write, with what the access log records.
+    struct OutgoingResponse {
+        /// For HEAD, `omitBody` is set.
+        var response: HTTPResponse
+        /// `Connection: keep-alive` rather than `close`.
+        var keepAlive: Bool
+        /// `-` for the server's own errors.
+        var method: String
+        var path: String
+        /// Nanoseconds since the request was handed to the handler (0 for the server's own errors).
+        var elapsed: UInt64
+
+        init(response: HTTPResponse, keepAlive: Bool, method: String, path: String, elapsed: UInt64) {
+            self.response = response
+            self.keepAlive = keepAlive
+            self.method = method
+            self.path = path
+            self.elapsed = elapsed
+        }
+
+        /// The server's own error answer; the connection closes after it.
+        init(error: HTTPError) {
+            self.init(response: error.response, keepAlive: false, method: "-", path: "-", elapsed: 0)
+        }
+    }
+}

@@ -1,0 +1,253 @@
+/// The life of one HTTP/1.1 connection, without I/O: bytes, timer firings,
+/// responses and finished writes go in, with the time read by the caller, and
+/// what to do comes out as `Actions`. No socket, no Dispatch, no clock here:
+/// `Connection` performs the actions, and tests drive the machine with
+/// made-up times (SPEC §6 408, §7 keep-alive, pipelining and timeouts, §10 drain).
+struct ConnectionStateMachine {
+    /// Nanoseconds on a monotonic clock (the driver uses DispatchTime's uptime).
+    typealias Instant = UInt64
+
+    /// The server limits a connection obeys; `update(_:)` replaces them on reload.
+    struct Limits: Equatable {
+        /// Nanoseconds to receive a request head: from accept for the first
+        /// request, from the first byte for later ones.
+        var requestTimeout: UInt64
+        /// Nanoseconds a kept-alive connection may wait for the next request.
+        var idleTimeout: UInt64
+        var maxHeaderBytes: Int
+
+        init(requestTimeout: UInt64, idleTimeout: UInt64, maxHeaderBytes: Int) {
+            self.requestTimeout = requestTimeout
+            self.idleTimeout = idleTimeout
+            self.maxHeaderBytes = maxHeaderBytes
+        }
+
+        init(_ configuration: HTTPServerConfiguration) {
+            self.init(requestTimeout: UInt64(max(0, configuration.requestTimeoutSeconds) * 1e9),
+                      idleTimeout: UInt64(max(0, configuration.idleTimeoutSeconds) * 1e9),
+                      maxHeaderBytes: configuration.maxHeaderBytes)
+        }
+    }
+
+    /// A request from the moment the handler gets it until its response is written.
+    struct Flight {
+        var method: String
+        var path: String
+        /// What the client asked for; draining may still say close.
+        var keepAlive: Bool
+        var startedAt: Instant
+    }
+
+    enum State {
+        /// Between requests: waiting for the next head, or the rest of it.
+        case reading
+        /// The handler has the request; no timeout runs meanwhile.
+        case handling(Flight)
+        /// A response is being written: a request's, or (nil) the server's own error.
+        case writing(Flight?, closeAfter: Bool)
+        case closed
+    }
+
+    private(set) var state = State.reading
+    private var limits: Limits
+    private var parser: RequestParser
+    private var draining = false
+    private var readingPaused = false
+    /// While draining: the next request, parsed ahead to learn whether the
+    /// response being sent may keep the connection open for it.
+    private var lookahead: RequestParser.Event?
+    /// When the connection times out (nil: no timeout runs), and whether the
+    /// timeout is a 408 (head not received) or an idle close.
+    private var deadline: Instant?
+    private var deadlineIsForHead = true
+    /// When the driver's timer is due (nil: not scheduled); see `timerToSchedule()`.
+    private var timerFiresAt: Instant?
+
+    init(limits: Limits) {
+        self.limits = limits
+        parser = RequestParser(maxHeaderBytes: limits.maxHeaderBytes)
+    }
+
+    /// New timeouts and back-pressure threshold apply from the next request;
+    /// the head-size limit of this connection's parser stays.
+    mutating func update(_ limits: Limits) {
+        self.limits = limits
+    }
+
+    /// The connection was accepted: the first request's head is due within
+    /// the request timeout.
+    mutating func start(now: Instant) -> Actions {
+        armDeadline(head: true, now: now)
+        return Actions(timer: timerToSchedule())
+    }
+
+    /// Bytes arrived from the client.
+    mutating func bytesReceived<Bytes: Collection<UInt8>>(_ bytes: Bytes, now: Instant) -> Actions {
+        if case .closed = state { return Actions() }
+        var actions = Actions()
+        let wasBetweenRequests = !hasPartialRequest
+        parser.append(bytes)
+        if case .reading = state {
+            // Later requests: the head timeout counts from their first byte (SPEC §6, 408).
+            if wasBetweenRequests && !deadlineIsForHead { armDeadline(head: true, now: now) }
+            processNext(now: now, &actions)
+        }
+        if case .reading = state {} else if parser.bufferedBytes > limits.maxHeaderBytes + 65536 {
+            // While a response is pending, keep reading (so a client that leaves
+            // is noticed and its work cancelled) but buffer at most one more
+            // request head's worth.
+            pauseReading(&actions)
+        }
+        actions.timer = timerToSchedule()
+        return actions
+    }
+
+    /// The handler answered the request in flight.
+    mutating func responseReady(_ response: HTTPResponse, now: Instant) -> Actions {
+        guard case .handling(let flight) = state else { return Actions() }
+        var response = response
+        if flight.method == "HEAD" { response.omitBody = true }
+        var keepAlive = flight.keepAlive
+        if draining && keepAlive {
+            // A draining connection closes once nothing fully received is left
+            // to answer: it stays open only for a request already here.
+            if lookahead == nil { lookahead = parser.next() }
+            if case .request? = lookahead {} else { keepAlive = false }
+        }
+        state = .writing(flight, closeAfter: !keepAlive)
+        let elapsed = now > flight.startedAt ? now - flight.startedAt : 0
+        return Actions(next: .write(OutgoingResponse(response: response, keepAlive: keepAlive,
+                                                     method: flight.method, path: flight.path, elapsed: elapsed)))
+    }
+
+    /// The socket took the whole response.
+    mutating func writeCompleted(now: Instant) -> Actions {
+        guard case .writing(let flight, let closeAfter) = state else { return Actions() }
+        var actions = Actions(requestFinished: flight != nil)
+        state = .reading
+        if closeAfter {
+            close(&actions)
+            return actions
+        }
+        if readingPaused {
+            readingPaused = false
+            actions.reading = .resume
+        }
+        armDeadline(head: hasPartialRequest, now: now)
+        processNext(now: now, &actions)
+        if draining, case .reading = state {
+            close(&actions)   // nothing complete left to answer: idle, so it goes
+            return actions
+        }
+        actions.timer = timerToSchedule()
+        return actions
+    }
+
+    /// The driver's timer fired. It may fire early (the deadline moved on
+    /// since it was scheduled): then it is scheduled again, once.
+    mutating func timerFired(now: Instant) -> Actions {
+        timerFiresAt = nil
+        guard let deadline else { return Actions() }
+        if now < deadline { return Actions(timer: timerToSchedule()) }
+        self.deadline = nil
+        var actions = Actions()
+        if deadlineIsForHead {
+            state = .writing(nil, closeAfter: true)
+            actions.next = .write(OutgoingResponse(error: .requestTimeout))
+        } else {
+            close(&actions)
+        }
+        return actions
+    }
+
+    /// Graceful drain (SPEC §10): an idle connection closes at once; a busy
+    /// one (a request in flight, or part of one received) after its response.
+    mutating func drain() -> Actions {
+        var actions = Actions()
+        if case .closed = state { return actions }
+        draining = true
+        if case .reading = state, !hasPartialRequest { close(&actions) }
+        return actions
+    }
+
+    /// The client left: end of file, or a read or write error.
+    mutating func peerClosed() -> Actions {
+        var actions = Actions()
+        close(&actions)
+        return actions
+    }
+
+    /// The server gives up on the connection (the drain deadline passed).
+    mutating func abort() -> Actions {
+        peerClosed()
+    }
+
+    private var hasPartialRequest: Bool { parser.hasPartialRequest || lookahead != nil }
+
+    /// Starts the next request, or answers the parser's error, if one is complete.
+    private mutating func processNext(now: Instant, _ actions: inout Actions) {
+        let event: RequestParser.Event?
+        if let parsedAhead = lookahead {
+            lookahead = nil
+            event = parsedAhead
+        } else {
+            event = parser.next()
+        }
+        switch event {
+        case nil:
+            // Stop reading if the client sends more than a request's worth of
+            // bytes nobody asked for yet (back-pressure for pipelining).
+            if parser.bufferedBytes > RequestParser.maxBodyBytes + 65536 { pauseReading(&actions) }
+        case .error(let error)?:
+            deadline = nil
+            state = .writing(nil, closeAfter: true)
+            actions.next = .write(OutgoingResponse(error: error))
+        case .request(let request)?:
+            deadline = nil
+            state = .handling(Flight(method: request.method, path: request.path,
+                                     keepAlive: request.keepAlive, startedAt: now))
+            actions.next = .startRequest(request)
+        }
+    }
+
+    private mutating func pauseReading(_ actions: inout Actions) {
+        guard !readingPaused else { return }
+        readingPaused = true
+        actions.reading = .pause
+    }
+
+    private mutating func close(_ actions: inout Actions) {
+        let pending: Bool
+        switch state {
+        case .closed: return
+        case .reading: pending = false
+        case .handling: pending = true
+        case .writing(let flight, _): pending = flight != nil
+        }
+        state = .closed
+        deadline = nil
+        lookahead = nil
+        actions.reading = nil
+        actions.timer = nil
+        actions.next = .close(cancelRequest: pending)
+    }
+
+    private mutating func armDeadline(head: Bool, now: Instant) {
+        deadlineIsForHead = head
+        deadline = now + (head ? limits.requestTimeout : limits.idleTimeout)
+    }
+
+    /// One timer per connection, moved lazily. Re-scheduling a Dispatch timer
+    /// wakes Dispatch's manager thread (an eventfd write and a context switch),
+    /// which cost about a fifth of keep-alive throughput when done per request.
+    /// So a later deadline only moves `deadline`; the timer fires at the earlier
+    /// time, finds the deadline moved, and is scheduled again once
+    /// (`timerFired`). Only an earlier deadline, or none scheduled, schedules
+    /// at once. Invariant: the timer fires no later than `deadline`.
+    private mutating func timerToSchedule() -> Instant? {
+        guard let deadline else { return nil }
+        if let firesAt = timerFiresAt, firesAt <= deadline { return nil }
+        timerFiresAt = deadline
+        return deadline
+    }
+}
