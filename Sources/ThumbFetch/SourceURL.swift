@@ -41,6 +41,13 @@ public struct SourceURL: Equatable, Sendable {
         return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
     }
 
+    /// The URL handed to libcurl, rebuilt from the checked parts (so both
+    /// parsers see the same host; the C shim also compares them).
+    var curlURL: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(name):\(port)\(target)"
+    }
+
     /// A redirect's `Location`, resolved against this URL.
     func resolve(_ location: String) throws(FetchError) -> SourceURL {
         guard let base = URL(string: absolute), let next = URL(string: location, relativeTo: base)?.absoluteURL else {
