@@ -21,6 +21,7 @@ struct thumb_engine {
     int queued, limit, stopping, running, peak;
     /* The engine's thread only: transfers added to the multi. */
     thumb_transfer *active;
+    thumb_sockets sockets;
 };
 
 int64_t thumb_monotonic_ms(void) {
@@ -184,7 +185,7 @@ static void *run(void *context) {
         while (start) {
             thumb_transfer *t = start;
             start = t->next;
-            if (thumb_transfer_prepare(t, e->share, now) != 0) {
+            if (thumb_transfer_prepare(t, e->share, &e->sockets, now) != 0) {
                 pthread_mutex_lock(&e->lock);
                 e->running--;
                 pthread_mutex_unlock(&e->lock);
@@ -239,8 +240,9 @@ static void *run(void *context) {
         t->result.cancelled = 1;
         finished(e, t, CURLE_ABORTED_BY_CALLBACK);
     }
-    curl_multi_cleanup(e->multi);
+    curl_multi_cleanup(e->multi);   /* closes cached connections through close_socket */
     curl_share_cleanup(e->share);
+    thumb_sockets_free(&e->sockets);
     pthread_mutex_destroy(&e->lock);
     free(e);
     return NULL;

@@ -108,12 +108,49 @@ static curl_socket_t open_socket(void *context, curlsocktype purpose, struct cur
         t->result.refused = 1;
         return CURL_SOCKET_BAD;
     }
-    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    thumb_sockets *s = t->sockets;
+    if (s->count == s->capacity) {
+        size_t capacity = s->capacity ? s->capacity * 2 : 64;
+        curl_socket_t *grown = realloc(s->fds, capacity * sizeof *grown);
+        if (!grown) return CURL_SOCKET_BAD;
+        s->fds = grown;
+        s->capacity = capacity;
+    }
+    curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (fd != CURL_SOCKET_BAD) s->fds[s->count++] = fd;
+    return fd;
 }
 
-static uint64_t bytes_received(CURL *easy) {
-    curl_socket_t fd = CURL_SOCKET_BAD;
-    if (curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD) return 0;
+static int close_socket(void *context, curl_socket_t fd) {
+    thumb_sockets *s = context;
+    for (size_t i = 0; i < s->count; i++) {
+        if (s->fds[i] == fd) { s->fds[i] = s->fds[--s->count]; break; }
+    }
+    return close(fd);
+}
+
+void thumb_sockets_free(thumb_sockets *s) {
+    free(s->fds);
+    s->fds = NULL;
+    s->count = s->capacity = 0;
+}
+
+/* The socket of ours whose local port is `port` (libcurl does not hand out
+ * a transfer's socket while it runs). */
+static curl_socket_t socket_for(thumb_sockets *s, int port) {
+    for (size_t i = 0; i < s->count; i++) {
+        struct sockaddr_storage a;
+        socklen_t length = sizeof a;
+        if (getsockname(s->fds[i], (struct sockaddr *)&a, &length) != 0) continue;
+        int p = a.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&a)->sin_port)
+              : a.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&a)->sin6_port) : -1;
+        if (p == port) return s->fds[i];
+    }
+    return CURL_SOCKET_BAD;
+}
+
+static uint64_t bytes_received(curl_socket_t fd) {
+    if (fd == CURL_SOCKET_BAD) return 0;
     struct tcp_info info;
     socklen_t length = sizeof info;
     memset(&info, 0, sizeof info);
@@ -124,7 +161,7 @@ static uint64_t bytes_received(CURL *easy) {
 /* Called before each request is sent, on new and reused connections alike:
  * a connection opened under earlier (wider) rules is checked again. */
 static int before_request(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port) {
-    (void)local_ip; (void)primary_port; (void)local_port;
+    (void)local_ip; (void)primary_port;
     thumb_transfer *t = context;
     struct sockaddr_in6 a6;
     struct sockaddr_in a4;
@@ -144,7 +181,8 @@ static int before_request(void *context, char *primary_ip, char *local_ip, int p
         t->result.refused = 1;
         return CURL_PREREQFUNC_ABORT;
     }
-    t->received_at_request = bytes_received(t->easy);
+    t->fd = socket_for(t->sockets, local_port);
+    t->received_at_request = bytes_received(t->fd);
     return CURL_PREREQFUNC_OK;
 }
 
@@ -328,7 +366,7 @@ static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl
     (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
     thumb_transfer *t = context;
     if (t->head_done) return 0;
-    uint64_t received = bytes_received(t->easy);
+    uint64_t received = bytes_received(t->fd);
     if (received > t->received_at_request && received - t->received_at_request > THUMB_MAX_HEAD + 4096) {
         t->result.head_too_large = 1;
         return 1;
@@ -344,7 +382,9 @@ static int same_host(const char *curl_host, const char *expected) {
     return strlen(expected) == n && strncasecmp(curl_host, expected, n) == 0;
 }
 
-int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, int64_t now_ms) {
+int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sockets, int64_t now_ms) {
+    t->sockets = sockets;
+    t->fd = CURL_SOCKET_BAD;
     /* libcurl must connect to the host the rules were checked for: any
      * difference between its URL parser and ours is refused. */
     t->url_handle = curl_url();
@@ -374,6 +414,8 @@ int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, int64_t now_ms) {
     SET(CURLOPT_TIMEOUT_MS, (long)left);
     SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
     SET(CURLOPT_OPENSOCKETDATA, t);
+    SET(CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    SET(CURLOPT_CLOSESOCKETDATA, sockets);
     SET(CURLOPT_PREREQFUNCTION, before_request);
     SET(CURLOPT_PREREQDATA, t);
     SET(CURLOPT_HEADERFUNCTION, on_header);

@@ -9,6 +9,16 @@ typedef struct thumb_buffer {
     size_t length, capacity;
 } thumb_buffer;
 
+/* The sockets libcurl opened through us and has not closed, so a request
+ * on a reused connection can find its socket by local port. The engine's
+ * thread only. */
+typedef struct thumb_sockets {
+    curl_socket_t *fds;
+    size_t count, capacity;
+} thumb_sockets;
+
+void thumb_sockets_free(thumb_sockets *s);
+
 /* One request to one URL (one hop of a download), owned by the engine. */
 typedef struct thumb_transfer {
     struct thumb_transfer *next;
@@ -37,7 +47,9 @@ typedef struct thumb_transfer {
     int chunk_state;
     uint64_t chunk_left;
     int chunk_digits;
-    /* Bytes the socket had received when the request went out (TCP_INFO). */
+    /* The connection's socket and the bytes it had received when the request went out (TCP_INFO). */
+    thumb_sockets *sockets;
+    curl_socket_t fd;
     uint64_t received_at_request;
 
     thumb_result result;
@@ -45,7 +57,7 @@ typedef struct thumb_transfer {
 
 thumb_transfer *thumb_transfer_new(const thumb_request *request);
 /* Creates and configures the easy handle; non-zero if the URL is refused. */
-int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, int64_t now_ms);
+int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sockets, int64_t now_ms);
 /* Fills `result` from the easy handle and the callbacks' flags. */
 void thumb_transfer_finish(thumb_transfer *t, CURLcode code);
 void thumb_transfer_free(thumb_transfer *t);
