@@ -204,7 +204,7 @@ static void *run(void *context) {
         int still = 0;
         curl_multi_perform(e->multi, &still);
         CURLMsg *m;
-        int left;
+        int left, ended = 0;
         while ((m = curl_multi_info_read(e->multi, &left))) {
             if (m->msg != CURLMSG_DONE) continue;
             thumb_transfer *t = NULL;
@@ -212,7 +212,10 @@ static void *run(void *context) {
             CURLcode code = m->data.result;
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
             finished(e, t, code);
+            ended++;
         }
+        /* A slot came free: admit the next waiting transfer before sleeping. */
+        if (ended) continue;
 
         long wait = 1000;
         long curl_wait = -1;

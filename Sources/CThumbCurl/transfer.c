@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -149,13 +150,17 @@ static curl_socket_t socket_for(thumb_sockets *s, int port) {
     return CURL_SOCKET_BAD;
 }
 
+/* Bytes libcurl has read from the socket: received by the kernel, less
+ * what still waits in the receive queue. */
 static uint64_t bytes_received(curl_socket_t fd) {
     if (fd == CURL_SOCKET_BAD) return 0;
+    int queued = 0;
+    if (ioctl(fd, FIONREAD, &queued) != 0 || queued < 0) queued = 0;
     struct tcp_info info;
     socklen_t length = sizeof info;
     memset(&info, 0, sizeof info);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return 0;
-    return info.tcpi_bytes_received;
+    return info.tcpi_bytes_received > (uint64_t)queued ? info.tcpi_bytes_received - (uint64_t)queued : 0;
 }
 
 /* Called before each request is sent, on new and reused connections alike:
@@ -361,7 +366,9 @@ static size_t on_body(char *data, size_t size, size_t count, void *context) {
 
 /* libcurl reads a response head line by line with no cap of ours (up to
  * 100 KiB for a single line) and waits for the end of a line forever; the
- * socket's received-byte count shows a head that will not end. */
+ * bytes it has read from the socket show a head that will not end. The
+ * slack covers TLS framing and late session tickets: libcurl parses each
+ * read before the next, so bytes read while the head is unfinished are head. */
 static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
     (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
     thumb_transfer *t = context;
