@@ -7,7 +7,7 @@ import PackageDescription
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
-//   ThumbFetch (downloads of originals and the source rules; no images) → nothing of ours
+//   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
 //   ThumbService (config, disk store, memory cache, coalescing, render queue, pipeline, stats)
 //     → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbHTTP (its config types only)
 //   ThumbAPI (routes, handler, /stats and /metrics, signing, Daemon assembly) → ThumbService, ThumbHTTP
@@ -27,6 +27,7 @@ let package = Package(
         .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG"],
                 cSettings: [.unsafeFlags(["-O2"])]),
         .target(name: "CThumbSys"),
+        .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
 
         .target(name: "ThumbImaging",
                 swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))],
@@ -35,7 +36,7 @@ let package = Package(
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
 
         .target(name: "ThumbJSON"),
-        .target(name: "ThumbFetch"),
+        .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
         .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP", "ThumbFetch",
                                                      "ThumbJSON", "CCrypto"]),
         .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON"]),

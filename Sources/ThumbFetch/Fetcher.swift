@@ -1,78 +1,117 @@
-import Foundation
+import CThumbCurl
+import Dispatch
 import Synchronization
 
-/// Downloads originals under the SSRF rules of SPEC §6: host allowlist and
-/// address classes checked on the first URL and on every redirect, plain
-/// `http` connected to exactly the address checked, `https` through
-/// URLSession only after every resolved address passed.
+/// Downloads originals on libcurl under the SSRF rules of SPEC §6: the host
+/// allowlist and scheme on the first URL and on every redirect (followed
+/// here, not by libcurl), the address classes on every connection libcurl
+/// opens, checked on the address it is about to connect to (so a DNS answer
+/// that changes after any earlier look-up cannot get through), and again
+/// before each request on a reused connection.
+///
+/// All transfers of a fetcher run on one thread (libcurl's multi interface),
+/// at most `maxConcurrentFetches` at once, the rest waiting in arrival order;
+/// connections, TLS sessions and DNS answers are reused across downloads.
 public final class Fetcher: Sendable {
     private let currentPolicy: Mutex<FetchPolicy>
-    private let resolver: Resolver
+    private let engine: CurlEngine
+    private let classify: @Sendable (IPAddress) -> AddressClass
+    private let resolve: (@Sendable (_ host: String, _ port: UInt16) -> [String])?
 
-    public init(policy: FetchPolicy, resolver: @escaping Resolver = SystemResolver.resolve) {
+    public convenience init(policy: FetchPolicy) {
+        self.init(policy: policy, classify: AddressClassifier.classify, resolve: nil)
+    }
+
+    /// `classify` and `resolve` (addresses libcurl takes as the DNS answer
+    /// for a host) let tests stage public and private addresses on loopback.
+    init(policy: FetchPolicy, classify: @escaping @Sendable (IPAddress) -> AddressClass,
+         resolve: (@Sendable (_ host: String, _ port: UInt16) -> [String])?) {
         currentPolicy = Mutex(policy)
-        self.resolver = resolver
+        engine = CurlEngine(limit: policy.maxConcurrentFetches)
+        self.classify = classify
+        self.resolve = resolve
     }
 
     /// New rules after a reload; fetches already running keep theirs.
     public func update(policy: FetchPolicy) {
         currentPolicy.withLock { $0 = policy }
+        engine.setLimit(policy.maxConcurrentFetches)
     }
 
+    /// Transfers running now, waiting for a slot, and the most ever running at once.
+    public var transferCounts: (running: Int, queued: Int, peak: Int) { engine.counts }
+
+    /// Blocking: waits on a semaphore while the engine's thread does the
+    /// work. Never call it from a `fetch(_:conditional:completion:)` completion.
     public func fetch(_ text: String, conditional: Conditional?) throws(FetchError) -> FetchResult {
+        let outcome = Mutex<Result<FetchResult, FetchError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        fetch(text, conditional: conditional) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    /// Without a thread per download: `completion` runs once, on the
+    /// engine's thread (keep it short, never block there), or on the caller's
+    /// thread when the URL is refused before any transfer.
+    public func fetch(_ text: String, conditional: Conditional?,
+                      completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
         let policy = currentPolicy.withLock { $0 }
-        let deadline = Date().timeIntervalSince1970 + policy.totalTimeout
-        var url = try SourceURL(text)
-        var redirects = 0
-        while true {
-            try policy.checkHost(url)
-            let response = try get(url, policy: policy, conditional: redirects == 0 ? conditional : nil, deadline: deadline)
-            switch response.status {
-            case 200..<300:
-                return .fetched(body: response.body, etag: response.headers["etag"],
-                                lastModified: response.headers["last-modified"], finalURL: url.absolute)
-            case 304 where conditional != nil && redirects == 0:
-                return .notModified(etag: response.headers["etag"], lastModified: response.headers["last-modified"])
-            case 301, 302, 303, 307, 308:
-                guard let location = response.headers["location"] else { throw .origin("redirect without Location") }
-                redirects += 1
-                guard redirects <= policy.maxRedirects else { throw .origin("too many redirects (over \(policy.maxRedirects))") }
-                url = try url.resolve(location)
-            case 404, 410:
-                throw .notFound
-            default:
-                throw .origin("origin answered \(response.status)")
-            }
-        }
+        let deadline = thumb_monotonic_ms() + Int64(policy.totalTimeout * 1000)
+        let url: SourceURL
+        do throws(FetchError) { url = try SourceURL(text) } catch { return completion(.failure(error)) }
+        hop(url, policy: policy, conditional: conditional, deadline: deadline, redirects: 0, completion: completion)
     }
 
-    private func get(_ url: SourceURL, policy: FetchPolicy, conditional: Conditional?,
-                     deadline: Double) throws(FetchError) -> OriginResponse {
-        let addresses: [ResolvedAddress]
-        if let literal = IPAddress(url.host) {
-            addresses = resolver(literal.description, url.port).filter { $0.ip == literal }
-        } else {
-            addresses = resolver(url.host, url.port)
+    private func hop(_ url: SourceURL, policy: FetchPolicy, conditional: Conditional?, deadline: Int64, redirects: Int,
+                     completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
+        do throws(FetchError) { try policy.checkHost(url) } catch { return completion(.failure(error)) }
+        let classify = self.classify
+        var headers = [("Accept", "image/*"), ("User-Agent", "thumbd/0.1")]
+        if redirects == 0, let conditional {
+            // Validators come from an origin's earlier answer: never let one split the request.
+            func clean(_ v: String?) -> String? { v.flatMap { $0.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 } }
+            if let etag = clean(conditional.etag) { headers.append(("If-None-Match", etag)) }
+            if let lm = clean(conditional.lastModified) { headers.append(("If-Modified-Since", lm)) }
         }
-        guard !addresses.isEmpty else { throw .origin("cannot resolve \(url.host)") }
-        if url.scheme == "https" {
-            // URLSession resolves again; that is safe only if every answer passes.
-            for address in addresses { try policy.checkAddress(address.ip) }
-            return try HTTPSClient(policy: policy).get(url, conditional: conditional, deadline: deadline)
-        }
-        var lastError = FetchError.origin("cannot connect to \(url.host)")
-        for address in addresses {
-            try policy.checkAddress(address.ip)
-            do {
-                return try PlainHTTPClient(policy: policy).get(url, address: address, conditional: conditional,
-                                                               deadline: deadline)
-            } catch {
-                // Another address may answer; limits and timeouts end the attempt.
-                guard case .origin = error else { throw error }
-                lastError = error
+        let request = OriginRequest(
+            url: url, headers: headers, connectTimeout: policy.connectTimeout, deadline: deadline,
+            maxBytes: policy.maxBytes, caFile: policy.caFile, urgent: redirects > 0,
+            classify: { policy.refusal(of: $0, classify: classify) },
+            resolve: resolve.map { answer in answer(url.host, url.port).map { "\(url.host):\(url.port):\($0)" } } ?? [])
+        engine.submit(request) { [self] outcome in
+            let response: OriginResponse
+            switch outcome {
+            case .failure(let error): return completion(.failure(error))
+            case .success(let r): response = r
+            }
+            switch response.status {
+            case 200..<300:
+                completion(.success(.fetched(body: response.body, etag: response.headers["etag"],
+                                             lastModified: response.headers["last-modified"], finalURL: url.absolute)))
+            case 304 where conditional != nil && redirects == 0:
+                completion(.success(.notModified(etag: response.headers["etag"],
+                                                 lastModified: response.headers["last-modified"])))
+            case 301, 302, 303, 307, 308:
+                guard let location = response.headers["location"] else {
+                    return completion(.failure(.origin("redirect without Location")))
+                }
+                guard redirects + 1 <= policy.maxRedirects else {
+                    return completion(.failure(.origin("too many redirects (over \(policy.maxRedirects))")))
+                }
+                let next: SourceURL
+                do throws(FetchError) { next = try url.resolve(location) } catch { return completion(.failure(error)) }
+                hop(next, policy: policy, conditional: conditional, deadline: deadline, redirects: redirects + 1,
+                    completion: completion)
+            case 404, 410:
+                completion(.failure(.notFound))
+            default:
+                completion(.failure(.origin("origin answered \(response.status)")))
             }
         }
-        throw lastError
     }
 }

@@ -64,6 +64,13 @@ public struct SourceURL: Equatable, Sendable {
         return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
     }
 
+    /// The URL handed to libcurl, rebuilt from the checked parts (so both
+    /// parsers see the same host; the C shim also compares them).
+    var curlURL: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(name):\(port)\(target)"
+    }
+
     /// A redirect's `Location`, resolved against this URL. One the client
     /// could not have asked for (no host, user info) is the origin's fault
     /// (SPEC §6: `502 origin_error`); the source rules still refuse a scheme.

@@ -37,6 +37,8 @@ extension ServiceConfiguration {
                 ("allowedHosts", .array(origin.allowedHosts.map(JSONValue.string))),
                 ("allowPrivateNetworks", .bool(origin.allowPrivateNetworks)),
                 ("negativeCacheSeconds", .number(origin.negativeCacheSeconds)),
+                ("caFile", origin.caFile.map(JSONValue.string) ?? .null),
+                ("maxConcurrentFetches", .integer(origin.maxConcurrentFetches)),
             ])),
             ("http", .object([
                 ("maxConnections", .integer(http.maxConnections)),

@@ -55,6 +55,17 @@ extension ServiceConfiguration {
             }
             if let v = try o.bool("allowPrivateNetworks") { c.origin.allowPrivateNetworks = v }
             if let v = try o.seconds("negativeCacheSeconds", 0...86_400 * 365) { c.origin.negativeCacheSeconds = v }
+            if let v = try o.nullableString("caFile") {
+                if let path = v {
+                    var isDirectory: ObjCBool = false
+                    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                          FileManager.default.isReadableFile(atPath: path) else {
+                        throw ConfigurationError(key: "origin.caFile", "'\(path)' is not a readable file")
+                    }
+                }
+                c.origin.caFile = v
+            }
+            if let v = try o.integer("maxConcurrentFetches", 1...1024) { c.origin.maxConcurrentFetches = v }
             try o.finish()
         }
         if var h = try r.object("http") {

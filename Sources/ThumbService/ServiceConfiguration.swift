@@ -46,6 +46,10 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var allowedHosts: [String] = []
         public var allowPrivateNetworks = false
         public var negativeCacheSeconds: Double = 30
+        /// PEM bundle of trusted CAs for `https` origins; nil uses the system store.
+        public var caFile: String?
+        /// Downloads running at once (1…1024); more wait their turn.
+        public var maxConcurrentFetches = 64
     }
 
     /// The HTTP server's own limits type, so its defaults are written once.

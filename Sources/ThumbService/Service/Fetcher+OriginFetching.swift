@@ -19,7 +19,8 @@ extension FetchPolicy {
     public init(configuration c: ServiceConfiguration) {
         self.init(allowedHosts: c.origin.allowedHosts, allowPrivateNetworks: c.origin.allowPrivateNetworks,
                   maxRedirects: c.origin.maxRedirects, connectTimeout: c.origin.connectTimeoutSeconds,
-                  totalTimeout: c.origin.timeoutSeconds, maxBytes: c.limits.maxSourceBytes)
+                  totalTimeout: c.origin.timeoutSeconds, maxBytes: c.limits.maxSourceBytes,
+                  caFile: c.origin.caFile, maxConcurrentFetches: c.origin.maxConcurrentFetches)
     }
 }
 

@@ -1,0 +1,252 @@
+#define _GNU_SOURCE
+#include "transfer.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* One thread drives every transfer of an engine through one multi handle:
+ * connections (and their TLS sessions) and the DNS cache live in the multi
+ * and the share handle, so later downloads reuse them. At most `limit`
+ * transfers run; the rest wait in arrival order (redirect hops of admitted
+ * downloads at the front), and one whose deadline passes while waiting is
+ * completed as timed out without starting. */
+struct thumb_engine {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    CURLM *multi;
+    CURLSH *share;
+    /* Under `lock`. */
+    thumb_transfer *queue_head, *queue_tail;
+    int queued, limit, stopping, running, peak;
+    /* The engine's thread only: transfers added to the multi. */
+    thumb_transfer *active;
+    thumb_sockets sockets;
+};
+
+int64_t thumb_monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static int global_ok;
+static void global_init(void) { global_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }
+
+static void complete(thumb_transfer *t, CURLcode code) {
+    thumb_transfer_finish(t, code);
+    t->done(t->done_context, &t->result);
+    thumb_transfer_free(t);
+}
+
+static void *run(void *context);
+
+thumb_engine *thumb_engine_start(int max_running) {
+    pthread_once(&global_once, global_init);
+    if (!global_ok) return NULL;
+    thumb_engine *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->limit = max_running > 0 ? max_running : 1;
+    e->multi = curl_multi_init();
+    e->share = curl_share_init();
+    if (!e->multi || !e->share) goto fail;
+    /* Only the engine's thread uses the share handle: no lock callbacks needed. */
+    curl_share_setopt(e->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(e->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    if (pthread_mutex_init(&e->lock, NULL) != 0) goto fail;
+    if (pthread_create(&e->thread, NULL, run, e) != 0) {
+        pthread_mutex_destroy(&e->lock);
+        goto fail;
+    }
+    return e;
+fail:
+    if (e->multi) curl_multi_cleanup(e->multi);
+    if (e->share) curl_share_cleanup(e->share);
+    free(e);
+    return NULL;
+}
+
+void thumb_engine_set_limit(thumb_engine *e, int max_running) {
+    pthread_mutex_lock(&e->lock);
+    e->limit = max_running > 0 ? max_running : 1;
+    pthread_mutex_unlock(&e->lock);
+    curl_multi_wakeup(e->multi);
+}
+
+int thumb_engine_submit(thumb_engine *e, const thumb_request *request) {
+    thumb_transfer *t = thumb_transfer_new(request);
+    if (!t) return -1;
+    pthread_mutex_lock(&e->lock);
+    if (e->stopping) {
+        pthread_mutex_unlock(&e->lock);
+        thumb_transfer_free(t);
+        return -1;
+    }
+    if (t->urgent) {
+        t->next = e->queue_head;
+        e->queue_head = t;
+        if (!e->queue_tail) e->queue_tail = t;
+    } else {
+        if (e->queue_tail) e->queue_tail->next = t; else e->queue_head = t;
+        e->queue_tail = t;
+    }
+    e->queued++;
+    pthread_mutex_unlock(&e->lock);
+    curl_multi_wakeup(e->multi);
+    return 0;
+}
+
+void thumb_engine_counts(thumb_engine *e, int *running, int *queued, int *peak) {
+    pthread_mutex_lock(&e->lock);
+    *running = e->running;
+    *queued = e->queued;
+    *peak = e->peak;
+    pthread_mutex_unlock(&e->lock);
+}
+
+void thumb_engine_stop(thumb_engine *e) {
+    pthread_t thread = e->thread;
+    int self = pthread_equal(thread, pthread_self());
+    pthread_mutex_lock(&e->lock);
+    int already = e->stopping;
+    e->stopping = 1;
+    pthread_mutex_unlock(&e->lock);
+    if (already) return;
+    curl_multi_wakeup(e->multi);
+    /* From a completion (the last reference went away there) the thread
+     * cannot wait for itself: it frees the engine as it leaves. */
+    if (self) pthread_detach(thread); else pthread_join(thread, NULL);
+}
+
+/* Takes what may start now, and what expired while waiting, off the queue. */
+static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_transfer **expired, int64_t *next_deadline) {
+    pthread_mutex_lock(&e->lock);
+    thumb_transfer **link = &e->queue_head, *last = NULL;
+    while (*link) {
+        thumb_transfer *t = *link;
+        if (t->deadline_ms <= now) {
+            *link = t->next;
+            t->next = *expired;
+            *expired = t;
+            e->queued--;
+            continue;
+        }
+        if (e->running < e->limit) {
+            *link = t->next;
+            t->next = NULL;
+            /* Keep arrival order in the start list. */
+            thumb_transfer **end = start;
+            while (*end) end = &(*end)->next;
+            *end = t;
+            e->queued--;
+            e->running++;
+            if (e->running > e->peak) e->peak = e->running;
+            continue;
+        }
+        if (t->deadline_ms < *next_deadline) *next_deadline = t->deadline_ms;
+        last = t;
+        link = &t->next;
+    }
+    e->queue_tail = last;
+    pthread_mutex_unlock(&e->lock);
+}
+
+static void finished(thumb_engine *e, thumb_transfer *t, CURLcode code) {
+    curl_multi_remove_handle(e->multi, t->easy);
+    for (thumb_transfer **link = &e->active; *link; link = &(*link)->next) {
+        if (*link == t) { *link = t->next; break; }
+    }
+    pthread_mutex_lock(&e->lock);
+    e->running--;
+    pthread_mutex_unlock(&e->lock);
+    complete(t, code);
+}
+
+static void *run(void *context) {
+    thumb_engine *e = context;
+    pthread_setname_np(pthread_self(), "thumbd-fetch");
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        int stopping = e->stopping;
+        pthread_mutex_unlock(&e->lock);
+        if (stopping) break;
+
+        int64_t now = thumb_monotonic_ms();
+        int64_t next_deadline = now + 1000;
+        thumb_transfer *start = NULL, *expired = NULL;
+        admit(e, now, &start, &expired, &next_deadline);
+        while (expired) {
+            thumb_transfer *t = expired;
+            expired = t->next;
+            t->result.expired_in_queue = 1;
+            complete(t, CURLE_OPERATION_TIMEDOUT);
+        }
+        while (start) {
+            thumb_transfer *t = start;
+            start = t->next;
+            if (thumb_transfer_prepare(t, e->share, &e->sockets, now) != 0) {
+                pthread_mutex_lock(&e->lock);
+                e->running--;
+                pthread_mutex_unlock(&e->lock);
+                complete(t, CURLE_URL_MALFORMAT);
+            } else if (curl_multi_add_handle(e->multi, t->easy) != CURLM_OK) {
+                pthread_mutex_lock(&e->lock);
+                e->running--;
+                pthread_mutex_unlock(&e->lock);
+                complete(t, CURLE_FAILED_INIT);
+            } else {
+                t->next = e->active;
+                e->active = t;
+            }
+        }
+
+        int still = 0;
+        curl_multi_perform(e->multi, &still);
+        CURLMsg *m;
+        int left, ended = 0;
+        while ((m = curl_multi_info_read(e->multi, &left))) {
+            if (m->msg != CURLMSG_DONE) continue;
+            thumb_transfer *t = NULL;
+            CURL *easy = m->easy_handle;
+            CURLcode code = m->data.result;
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+            finished(e, t, code);
+            ended++;
+        }
+        /* A slot came free: admit the next waiting transfer before sleeping. */
+        if (ended) continue;
+
+        long wait = 1000;
+        long curl_wait = -1;
+        curl_multi_timeout(e->multi, &curl_wait);
+        if (curl_wait >= 0 && curl_wait < wait) wait = curl_wait;
+        int64_t until_deadline = next_deadline - thumb_monotonic_ms();
+        if (until_deadline < wait) wait = until_deadline < 0 ? 0 : (long)until_deadline;
+        curl_multi_poll(e->multi, NULL, 0, (int)wait, NULL);
+    }
+
+    /* Stopping: whatever is left ends as cancelled. */
+    pthread_mutex_lock(&e->lock);
+    thumb_transfer *waiting = e->queue_head;
+    e->queue_head = e->queue_tail = NULL;
+    e->queued = 0;
+    pthread_mutex_unlock(&e->lock);
+    while (waiting) {
+        thumb_transfer *t = waiting;
+        waiting = t->next;
+        t->result.cancelled = 1;
+        complete(t, CURLE_ABORTED_BY_CALLBACK);
+    }
+    while (e->active) {
+        thumb_transfer *t = e->active;
+        t->result.cancelled = 1;
+        finished(e, t, CURLE_ABORTED_BY_CALLBACK);
+    }
+    curl_multi_cleanup(e->multi);   /* closes cached connections through close_socket */
+    curl_share_cleanup(e->share);
+    thumb_sockets_free(&e->sockets);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return NULL;
+}

@@ -1,0 +1,84 @@
+#ifndef THUMB_CURL_H
+#define THUMB_CURL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Downloads on libcurl, driven by one thread per engine (the multi
+ * interface). Swift sees only plain data: requests go in as strings and
+ * numbers, results come out as a struct of bytes and flags. The only calls
+ * back into Swift are the address check and the completion, both plain C
+ * function pointers that must not throw or block. */
+
+/* Asked before every connection libcurl opens and before every request sent
+ * on a reused one. `family` is 4 or 6, `address` 4 or 16 bytes in network
+ * order. Returns non-zero to allow. */
+typedef int (*thumb_address_check)(void *context, int family, const unsigned char *address);
+
+/* How a transfer ended. Pointers are valid only during the completion call. */
+typedef struct thumb_result {
+    int curl_code;              /* CURLcode; 0 when the whole response arrived */
+    int error_kind;             /* THUMB_KIND_* for curl_code */
+    long status;                /* last status line seen, 0 if none */
+    const unsigned char *body;  /* the 2xx body (de-chunked) */
+    size_t body_length;
+    const char *head;           /* the final response head: status line and fields, CRLF separated */
+    size_t head_length;
+    int refused;                /* an address check said no (some address, or a reused connection) */
+    int too_large;              /* the body passed max_bytes (announced or received) */
+    int bad_length;             /* a Content-Length that is not 1*DIGIT, or two that differ */
+    int bad_chunk;              /* malformed chunked framing */
+    int head_too_large;         /* the response head passed THUMB_MAX_HEAD bytes */
+    int body_skipped;           /* a non-2xx body was cut short on purpose: the head is the answer */
+    int expired_in_queue;       /* the deadline passed before a slot was free */
+    int connected;              /* a connection was established */
+    int connect_bounded;        /* the connect timeout was shorter than what remained of the deadline */
+    int cancelled;              /* the engine stopped first */
+} thumb_result;
+
+enum {
+    THUMB_KIND_NONE = 0, THUMB_KIND_RESOLVE, THUMB_KIND_CONNECT, THUMB_KIND_TIMEOUT, THUMB_KIND_TLS,
+    THUMB_KIND_NOTHING, THUMB_KIND_PARTIAL, THUMB_KIND_RECEIVE, THUMB_KIND_PROTOCOL, THUMB_KIND_OTHER,
+};
+
+#define THUMB_MAX_HEAD 65536
+
+typedef void (*thumb_done)(void *context, const thumb_result *result);
+
+typedef struct thumb_request {
+    const char *url;
+    const char *expected_host;  /* the host the rules were checked for; libcurl's parse must agree */
+    const char *headers;        /* extra request fields, one per line ('\n'), may be NULL */
+    const char *resolve;        /* CURLOPT_RESOLVE entries, one per line, may be NULL (tests) */
+    const char *ca_file;        /* CURLOPT_CAINFO, NULL for the system store */
+    long connect_timeout_ms;
+    int64_t deadline_ms;        /* thumb_monotonic_ms() clock */
+    size_t max_bytes;
+    int urgent;                 /* queue at the front (a redirect of a download already admitted) */
+    thumb_address_check check;
+    void *check_context;
+    thumb_done done;
+    void *done_context;
+} thumb_request;
+
+typedef struct thumb_engine thumb_engine;
+
+/* Starts the engine's thread; NULL if it cannot. */
+thumb_engine *thumb_engine_start(int max_running);
+/* Transfers at once from now on (running ones are not stopped). */
+void thumb_engine_set_limit(thumb_engine *engine, int max_running);
+/* Copies the request; its `done` is called exactly once on the engine's
+ * thread. Returns 0, or -1 (out of memory, engine stopping): then `done` is
+ * never called. */
+int thumb_engine_submit(thumb_engine *engine, const thumb_request *request);
+/* Running, queued, and the most ever running at once. */
+void thumb_engine_counts(thumb_engine *engine, int *running, int *queued, int *peak_running);
+/* Ends the thread (transfers left are completed with `cancelled`) and frees
+ * the engine. Safe from the engine's own thread (from a completion). */
+void thumb_engine_stop(thumb_engine *engine);
+
+int64_t thumb_monotonic_ms(void);
+/* libcurl's generic text for a code; never names an address. */
+const char *thumb_curl_strerror(int code);
+
+#endif

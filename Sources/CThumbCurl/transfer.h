@@ -1,0 +1,65 @@
+#ifndef THUMB_TRANSFER_H
+#define THUMB_TRANSFER_H
+
+#include <curl/curl.h>
+#include "thumb_curl.h"
+
+typedef struct thumb_buffer {
+    unsigned char *bytes;
+    size_t length, capacity;
+} thumb_buffer;
+
+/* The sockets libcurl opened through us and has not closed, so a request
+ * on a reused connection can find its socket by local port. The engine's
+ * thread only. */
+typedef struct thumb_sockets {
+    curl_socket_t *fds;
+    size_t count, capacity;
+} thumb_sockets;
+
+void thumb_sockets_free(thumb_sockets *s);
+
+/* One request to one URL (one hop of a download), owned by the engine. */
+typedef struct thumb_transfer {
+    struct thumb_transfer *next;
+    CURL *easy;
+    CURLU *url_handle;
+    struct curl_slist *headers, *resolve;
+    char *url, *expected_host, *ca_file;
+    long connect_timeout_ms;
+    int64_t deadline_ms;
+    size_t max_bytes;
+    int urgent;
+    thumb_address_check check;
+    void *check_context;
+    thumb_done done;
+    void *done_context;
+
+    /* The response being read. */
+    long status;
+    int head_done;            /* the final (non-1xx) head is complete */
+    int content_length_seen;
+    int64_t content_length;
+    int chunked;
+    thumb_buffer head, body;
+    size_t skipped;
+    /* Chunked decoding (transfer decoding is ours, so announced sizes are seen). */
+    int chunk_state;
+    uint64_t chunk_left;
+    int chunk_digits;
+    /* The connection's socket and the bytes it had received when the request went out (TCP_INFO). */
+    thumb_sockets *sockets;
+    curl_socket_t fd;
+    uint64_t received_at_request;
+
+    thumb_result result;
+} thumb_transfer;
+
+thumb_transfer *thumb_transfer_new(const thumb_request *request);
+/* Creates and configures the easy handle; non-zero if the URL is refused. */
+int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sockets, int64_t now_ms);
+/* Fills `result` from the easy handle and the callbacks' flags. */
+void thumb_transfer_finish(thumb_transfer *t, CURLcode code);
+void thumb_transfer_free(thumb_transfer *t);
+
+#endif

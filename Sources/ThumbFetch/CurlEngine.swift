@@ -1,0 +1,133 @@
+import CThumbCurl
+
+/// The libcurl multi engine (C, one thread) a `Fetcher` submits its
+/// requests to. Transfers keep it alive: it stops when the last reference
+/// goes, which may be inside a completion on its own thread (C handles that).
+final class CurlEngine: @unchecked Sendable {
+    private let raw: OpaquePointer?
+
+    init(limit: Int) {
+        raw = thumb_engine_start(Int32(clamping: limit))
+    }
+
+    deinit {
+        if let raw { thumb_engine_stop(raw) }
+    }
+
+    func setLimit(_ limit: Int) {
+        if let raw { thumb_engine_set_limit(raw, Int32(clamping: limit)) }
+    }
+
+    /// (running, queued, most ever running at once).
+    var counts: (running: Int, queued: Int, peak: Int) {
+        guard let raw else { return (0, 0, 0) }
+        var running: Int32 = 0, queued: Int32 = 0, peak: Int32 = 0
+        thumb_engine_counts(raw, &running, &queued, &peak)
+        return (Int(running), Int(queued), Int(peak))
+    }
+
+    /// Starts one request; `completion` runs once, on the engine's thread
+    /// (or at once, here, if the request could not be queued).
+    func submit(_ request: OriginRequest, completion: @escaping @Sendable (Result<OriginResponse, FetchError>) -> Void) {
+        let hop = Hop(engine: self, request: request, completion: completion)
+        guard let raw else { return completion(.failure(.origin("the download engine did not start"))) }
+        let context = Unmanaged.passRetained(hop).toOpaque()
+        let headers = request.headers.map { "\($0.0): \($0.1)" }.joined(separator: "\n")
+        let resolve = request.resolve.joined(separator: "\n")
+        let deadline = request.deadline
+        let queued: Int32 = request.url.curlURL.withCString { url in
+            request.url.host.withCString { host in
+                headers.withCString { headers in
+                    resolve.withCString { resolve in
+                        withOptionalCString(request.caFile) { caFile in
+                            var r = thumb_request()
+                            r.url = url
+                            r.expected_host = host
+                            r.headers = headers
+                            r.resolve = resolve
+                            r.ca_file = caFile
+                            r.connect_timeout_ms = Int(max(1, request.connectTimeout * 1000))
+                            r.deadline_ms = deadline
+                            r.max_bytes = request.maxBytes
+                            r.urgent = request.urgent ? 1 : 0
+                            r.check = checkAddress
+                            r.check_context = context
+                            r.done = transferDone
+                            r.done_context = context
+                            return thumb_engine_submit(raw, &r)
+                        }
+                    }
+                }
+            }
+        }
+        if queued != 0 {
+            Unmanaged<Hop>.fromOpaque(context).release()
+            completion(.failure(.origin("the download engine is stopping")))
+        }
+    }
+}
+
+private func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let s else { return body(nil) }
+    return s.withCString { body($0) }
+}
+
+/// One request as the engine runs it.
+struct OriginRequest: Sendable {
+    var url: SourceURL
+    var headers: [(String, String)]
+    var connectTimeout: Double
+    /// `thumb_monotonic_ms()` clock.
+    var deadline: Int64
+    var maxBytes: Int
+    var caFile: String?
+    var urgent: Bool
+    var classify: @Sendable (IPAddress) -> AddressClass?
+    /// CURLOPT_RESOLVE entries (tests: DNS answers without DNS).
+    var resolve: [String]
+}
+
+/// An origin's answer before redirects are followed.
+struct OriginResponse: Sendable {
+    var status: Int
+    var headers: [String: String]   // lower-cased names
+    var body: [UInt8]
+}
+
+/// What the C callbacks reach through their context pointer. Touched only
+/// on the engine's thread once submitted.
+private final class Hop: @unchecked Sendable {
+    let engine: CurlEngine
+    let request: OriginRequest
+    let completion: @Sendable (Result<OriginResponse, FetchError>) -> Void
+    var refused: AddressClass?
+
+    init(engine: CurlEngine, request: OriginRequest,
+         completion: @escaping @Sendable (Result<OriginResponse, FetchError>) -> Void) {
+        self.engine = engine
+        self.request = request
+        self.completion = completion
+    }
+}
+
+/// Called by libcurl (through the C shim) for every address it is about to
+/// connect to: plain data in, a verdict out, nothing that can throw.
+private let checkAddress: thumb_address_check = { context, family, bytes in
+    guard let context, let bytes else { return 0 }
+    let hop = Unmanaged<Hop>.fromOpaque(context).takeUnretainedValue()
+    let address: IPAddress
+    if family == 4 {
+        address = .v4(UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3]))
+    } else {
+        address = .v6(Array(UnsafeBufferPointer(start: bytes, count: 16)))
+    }
+    guard let refusal = hop.request.classify(address) else { return 1 }
+    hop.refused = hop.refused ?? refusal
+    return 0
+}
+
+private let transferDone: thumb_done = { context, result in
+    guard let context, let result else { return }
+    let hop = Unmanaged<Hop>.fromOpaque(context).takeRetainedValue()
+    hop.completion(TransferOutcome.decide(result.pointee, request: hop.request, refused: hop.refused))
+}

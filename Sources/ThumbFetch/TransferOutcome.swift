@@ -1,0 +1,69 @@
+import CThumbCurl
+
+/// Turns what a transfer left behind (flags, head, body) into an answer or
+/// a `FetchError`. Messages name the host, never an address (SPEC §6):
+/// libcurl's own error texts often carry the address, so only its generic
+/// per-code text is used.
+enum TransferOutcome {
+    static func decide(_ r: thumb_result, request: OriginRequest, refused: AddressClass?) -> Result<OriginResponse, FetchError> {
+        let host = request.url.host
+        if r.cancelled != 0 { return .failure(.origin("the download engine stopped")) }
+        if r.expired_in_queue != 0 { return .failure(.timeout("origin took longer than origin.timeoutSeconds")) }
+        if r.too_large != 0 { return .failure(.tooLarge(limit: request.maxBytes)) }
+        if r.bad_length != 0 { return .failure(.origin("origin sent an invalid Content-Length")) }
+        if r.bad_chunk != 0 { return .failure(.origin("malformed chunked body")) }
+        if r.head_too_large != 0 { return .failure(.origin("origin response head too large")) }
+        if r.curl_code != 0 && r.body_skipped == 0 {
+            if r.refused != 0 {
+                let why = refused?.rawValue ?? "not allowed"
+                if IPAddress(host) != nil { return .failure(.forbidden("source address \(host) is \(why)")) }
+                return .failure(.forbidden("source host \(host) resolves to a \(why) address"))
+            }
+            return .failure(error(r, host: host))
+        }
+        var response = OriginResponse(status: r.status, headers: headers(r), body: [])
+        if (200..<300).contains(r.status), let body = r.body {
+            response.body = Array(UnsafeBufferPointer(start: body, count: r.body_length))
+        }
+        return .success(response)
+    }
+
+    private static func error(_ r: thumb_result, host: String) -> FetchError {
+        let text = String(cString: thumb_curl_strerror(r.curl_code))
+        switch Int(r.error_kind) {
+        case Int(THUMB_KIND_RESOLVE): return .origin("cannot resolve \(host)")
+        case Int(THUMB_KIND_CONNECT): return .origin("cannot connect to \(host)")
+        case Int(THUMB_KIND_TIMEOUT):
+            if r.connected == 0 && r.connect_bounded != 0 { return .timeout("connect to \(host) timed out") }
+            return .timeout("origin took longer than origin.timeoutSeconds")
+        case Int(THUMB_KIND_TLS): return .origin("TLS with \(host) failed: \(text)")
+        case Int(THUMB_KIND_NOTHING): return .origin("origin closed the connection before answering")
+        case Int(THUMB_KIND_PARTIAL): return .origin("origin sent fewer bytes than announced")
+        case Int(THUMB_KIND_RECEIVE): return .origin("connection to the origin failed")
+        case Int(THUMB_KIND_PROTOCOL): return .origin("origin sent a malformed response")
+        default: return .origin("download from \(host) failed: \(text)")
+        }
+    }
+
+    /// The final head's fields, lower-cased names; the last of a repeated field wins.
+    private static func headers(_ r: thumb_result) -> [String: String] {
+        guard let head = r.head, r.head_length > 0 else { return [:] }
+        let text = String(decoding: UnsafeRawBufferPointer(start: head, count: r.head_length), as: UTF8.self)
+        var out: [String: String] = [:]
+        for line in text.split(separator: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            out[name] = line[line.index(after: colon)...].trimmingCharacters(in: [" ", "\t", "\r", "\n"])
+        }
+        return out
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: Set<Character>) -> String {
+        var s = self[...]
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}
