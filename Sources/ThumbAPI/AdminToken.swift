@@ -2,7 +2,7 @@ import ThumbService
 import ThumbJSON
 import Foundation
 
-/// The bearer token that guards the admin endpoints (SPEC §2): `/stats`,
+/// The bearer token that guards the admin endpoints (README § Endpoints): `/stats`,
 /// `/metrics`, `/prefetch`, `DELETE /cache`.
 enum AdminToken {
     /// True when no token is configured, or `authorization` is

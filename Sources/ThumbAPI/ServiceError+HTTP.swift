@@ -3,7 +3,7 @@ import ThumbJSON
 import ThumbHTTP
 
 extension ServiceError {
-    /// The one place a service failure becomes an HTTP response (SPEC §6).
+    /// The one place a service failure becomes an HTTP response (README § Errors).
     public var response: HTTPResponse {
         var headers: [(name: String, value: String)] = []
         if case .overloaded = self { headers.append(("Retry-After", "1")) }

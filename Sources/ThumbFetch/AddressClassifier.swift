@@ -1,4 +1,4 @@
-/// Why a source address is not a public unicast address (SPEC §6).
+/// Why a source address is not a public unicast address (README § Sources and limits).
 public enum AddressClass: String, Sendable, Equatable {
     case `public`
     case loopback

@@ -1,7 +1,7 @@
 import CThumbCurl
 
 /// Turns what a transfer left behind (flags, head, body) into an answer or
-/// a `FetchError`. Messages name the host, never an address (SPEC §6):
+/// a `FetchError`. Messages name the host, never an address (README § Sources and limits):
 /// libcurl's own error texts often carry the address, so only its generic
 /// per-code text is used.
 enum TransferOutcome {

@@ -2,7 +2,7 @@
 /// responses and finished writes go in, with the time read by the caller, and
 /// what to do comes out as `Actions`. No socket, no Dispatch, no clock here:
 /// `Connection` performs the actions, and tests drive the machine with
-/// made-up times (SPEC §6 408, §7 keep-alive, pipelining and timeouts, §10 drain).
+/// made-up times (README § Errors for 408, § HTTP server for keep-alive, pipelining and timeouts, § Service life for the drain).
 struct ConnectionStateMachine {
     /// Nanoseconds on a monotonic clock (the driver uses DispatchTime's uptime).
     typealias Instant = UInt64
@@ -88,7 +88,7 @@ struct ConnectionStateMachine {
         let wasBetweenRequests = !hasPartialRequest
         parser.append(bytes)
         if case .reading = state {
-            // Later requests: the head timeout counts from their first byte (SPEC §6, 408).
+            // Later requests: the head timeout counts from their first byte (README § Errors, 408).
             if wasBetweenRequests && !deadlineIsForHead { armDeadline(head: true, now: now) }
             processNext(now: now, &actions)
         }
@@ -160,7 +160,7 @@ struct ConnectionStateMachine {
         return actions
     }
 
-    /// Graceful drain (SPEC §10): an idle connection closes at once; a busy
+    /// Graceful drain (README § Service life): an idle connection closes at once; a busy
     /// one (a request in flight, or part of one received) after its response.
     mutating func drain() -> Actions {
         var actions = Actions()

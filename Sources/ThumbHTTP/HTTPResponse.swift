@@ -46,7 +46,7 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// A protocol-level error the server answers itself (SPEC §6 codes), with the
+/// A protocol-level error the server answers itself (README § Errors codes), with the
 /// JSON body every thumbd error carries.
 public struct HTTPError: Error, Equatable, Sendable {
     public let status: Int

@@ -138,7 +138,7 @@ public final class HTTPServer: @unchecked Sendable {
         completion?()
     }
 
-    /// Graceful drain (SPEC §10): stop accepting, close idle connections, let
+    /// Graceful drain (README § Service life): stop accepting, close idle connections, let
     /// requests in flight finish until `deadline`, then close the rest.
     /// `completion` runs once, when no connection is left.
     public func drain(deadline seconds: Double, completion: @escaping @Sendable () -> Void) {

@@ -1,4 +1,4 @@
-/// What the server counts for `/stats` (SPEC §5 `requests`, `connections`).
+/// What the server counts for `/stats` (README § Statistics `requests`, `connections`).
 public struct ServerStatistics: Equatable, Sendable {
     public var connectionsOpen = 0
     public var connectionsAccepted = 0

@@ -1,4 +1,4 @@
-/// The `format` parameter (SPEC §3.2).
+/// The `format` parameter (README § Output).
 public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// PNG when the prepared bitmap has any alpha below 255, else JPEG.
     case auto

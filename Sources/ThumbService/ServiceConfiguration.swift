@@ -1,7 +1,7 @@
 import ThumbHTTP
 import ThumbImaging
 
-/// thumbd's configuration (SPEC §8). Every field has the documented default,
+/// thumbd's configuration (README § Configuration). Every field has the documented default,
 /// so `ServiceConfiguration()` is the built-in configuration.
 public struct ServiceConfiguration: Equatable, Sendable {
     /// `HOST:PORT`, `[IPv6]:PORT` or `unix:/path`.
@@ -87,7 +87,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var description: String { "\(width)x\(height)" }
     }
 
-    /// A named set of defaults for `/thumbnail` (SPEC §8).
+    /// A named set of defaults for `/thumbnail` (README § Configuration).
     public struct Preset: Equatable, Sendable {
         public var width: Int?
         public var height: Int?

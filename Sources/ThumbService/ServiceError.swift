@@ -1,4 +1,4 @@
-/// Every way a thumbd request can fail, one case per SPEC §6 error code.
+/// Every way a thumbd request can fail, one case per README § Errors error code.
 ///
 /// `status` and `code` are the only mapping from failures to HTTP: every layer
 /// below converts its own typed error into one of these cases. The HTTP layer
@@ -21,7 +21,7 @@ public enum ServiceError: Error, Equatable, Sendable {
     case overloaded
     case originTimeout(String)
 
-    /// The HTTP status SPEC §6 assigns.
+    /// The HTTP status README § Errors assigns.
     public var status: Int {
         switch self {
         case .badRequest: 400
@@ -38,7 +38,7 @@ public enum ServiceError: Error, Equatable, Sendable {
         }
     }
 
-    /// The JSON `error` code SPEC §6 assigns.
+    /// The JSON `error` code README § Errors assigns.
     public var code: String {
         switch self {
         case .badRequest: "bad_request"

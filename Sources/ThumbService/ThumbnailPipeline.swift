@@ -1,7 +1,7 @@
 import ThumbCodec
 import ThumbImaging
 
-/// Limits the pipeline enforces (SPEC §8 `limits`).
+/// Limits the pipeline enforces (README § Configuration `limits`).
 public struct PipelineLimits: Sendable, Equatable {
     /// Largest source accepted, in pixels (width·height, read from the header).
     public var maxSourcePixels: Int
@@ -19,7 +19,7 @@ public struct RenderPlan: Sendable {
     public let header: ImageHeader
     public let geometry: ThumbnailGeometry
 
-    /// Bytes the decode is estimated to need at its peak (SPEC §8
+    /// Bytes the decode is estimated to need at its peak (README § Configuration
     /// `maxDecodeMemoryBytes`): the decoder's own estimate plus the result.
     public var estimatedMemory: Int {
         ImageDecoder.estimatedDecodeMemory(header: header,
@@ -114,7 +114,7 @@ extension GeometryError: CustomStringConvertible {
 }
 
 extension ServiceError {
-    /// The one place codec failures become service errors (SPEC §6).
+    /// The one place codec failures become service errors (README § Sources and limits).
     init(_ error: CodecError) {
         switch error {
         case .empty: self = .unsupportedFormat("the source is empty")

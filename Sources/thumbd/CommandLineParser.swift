@@ -61,7 +61,7 @@ enum CommandLineParser {
     /// The formats `thumbnail` writes; WebP and AVIF join when their encoders land.
     static let commandLineFormats: [OutputFormat] = [.auto, .jpeg, .png, .rgba]
 
-    /// SPEC §9: OUTPUT's extension picks the format when `--format` is absent.
+    /// README § Command line: OUTPUT's extension picks the format when `--format` is absent.
     static func formatFromExtension(_ path: String) -> OutputFormat {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: ".") else { return .auto }

@@ -305,7 +305,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 34 plain figures (29 of SPEC §5, 5 of prefetch), thumbd_requests_total, the histogram.
+        // 34 plain figures (29 of README § Statistics, 5 of prefetch), thumbd_requests_total, the histogram.
         #expect(exposition.families.count == 36)
         #expect(exposition.families.first == "thumbd_uptime_seconds")
         #expect(exposition.families.last == "thumbd_request_duration_seconds")

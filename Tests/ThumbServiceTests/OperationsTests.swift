@@ -50,7 +50,7 @@ import ThumbHTTP
         return condition()
     }
 
-    // MARK: signing (SPEC §3.3)
+    // MARK: signing (README § Signing)
 
     @Test func signaturesAreHMACSHA256InUnpaddedBase64URL() {
         // RFC 4231 test case 2: HMAC-SHA256("Jefe", "what do ya want for nothing?") =
@@ -88,7 +88,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: admin token (SPEC §2)
+    // MARK: admin token (README § Endpoints)
 
     @Test func adminEndpointsNeedTheBearerToken() throws {
         try withDaemon({ $0.security.adminToken = "t0k3n" }) { daemon, origin in
@@ -124,7 +124,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: prefetch (SPEC §4)
+    // MARK: prefetch (README § Prefetch)
 
     @Test func prefetchedThumbnailsAreThenServedFromMemory() throws {
         try withDaemon { daemon, origin in
@@ -182,7 +182,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: purge (SPEC §2)
+    // MARK: purge (README § Endpoints)
 
     @Test func purgeForgetsTheOriginalAndEveryVariant() throws {
         try withDaemon { daemon, origin in
@@ -213,7 +213,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: metrics (SPEC §2)
+    // MARK: metrics (README § Endpoints)
 
     @Test func metricsParseAsPrometheusTextAndAgreeWithStats() throws {
         try withDaemon { daemon, origin in

@@ -70,7 +70,7 @@ import Testing
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
-    /// SPEC §8 `limits.maxDecodeMemoryBytes`: a storm of renders whose estimates
+    /// README § Configuration `limits.maxDecodeMemoryBytes`: a storm of renders whose estimates
     /// do not fit together queues instead of running at once — with two workers
     /// and room for one decode, never more than one runs and the budget holds.
     @Test func aStormOfDecodesQueuesWithinTheMemoryBudget() throws {
@@ -137,7 +137,7 @@ import Testing
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
-    /// SIGHUP's service half (SPEC §10): new cache sizes evict at once, new
+    /// SIGHUP's service half (README § Service life): new cache sizes evict at once, new
     /// origin rules reach the fetcher.
     @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {
         let origin = try TestOrigin()

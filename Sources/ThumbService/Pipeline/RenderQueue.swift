@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The bounded pool of render workers (SPEC §8 `workers`, `maxQueue`,
+/// The bounded pool of render workers (README § Configuration `workers`, `maxQueue`,
 /// `limits.maxDecodeMemoryBytes`). Decoding never runs on the socket threads:
 /// every render is a job here.
 ///

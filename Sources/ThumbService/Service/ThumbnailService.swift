@@ -5,7 +5,7 @@ import ThumbFetch
 import ThumbImaging
 
 /// Serves thumbnails: memory cache, then one shared render per variant, then
-/// one shared download per source (SPEC §2, §3, §5, §6). Knows nothing of
+/// one shared download per source (README § Endpoints, § API: /thumbnail, § Statistics, § Sources and limits). Knows nothing of
 /// sockets; the HTTP handler adapts it.
 ///
 /// Threads: `thumbnail(_:completion:)` is called on a socket thread and only
@@ -37,7 +37,7 @@ public final class ThumbnailService: Sendable {
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }
 
-    /// Applies a re-read configuration (SIGHUP, SPEC §10): limits, allowlists,
+    /// Applies a re-read configuration (SIGHUP, README § Service life): limits, allowlists,
     /// presets, keys and cache sizes from now on; shrinking a cache evicts at
     /// once. `workers` and `listen` need a restart.
     public func reload(_ new: ServiceConfiguration) {
@@ -63,7 +63,7 @@ public final class ThumbnailService: Sendable {
                 return
             }
         }
-        // SPEC §5: memory hits and misses count /thumbnail requests; prefetch items are not.
+        // README § Statistics: memory hits and misses count /thumbnail requests; prefetch items are not.
         let live = priority == .live
         if case .rendition(let r)? = memory.get(.rendition(url: url, request.variant)) {
             if live { counters.withLock { $0.memoryHits += 1 } }
@@ -197,7 +197,7 @@ public final class ThumbnailService: Sendable {
         return rendition
     }
 
-    /// Every figure the service keeps for `/stats` (SPEC §5), read now.
+    /// Every figure the service keeps for `/stats` (README § Statistics), read now.
     public var statistics: ServiceStatistics {
         let c = config
         return ServiceStatistics(memory: memory.statistics,
@@ -205,7 +205,7 @@ public final class ThumbnailService: Sendable {
                                  counters: counters.withLock { $0 }, render: renders.statistics)
     }
 
-    /// Forgets a source (SPEC §2 `DELETE /cache`): its original on disk, every
+    /// Forgets a source (README § Endpoints `DELETE /cache`): its original on disk, every
     /// prepared variant in memory and a remembered failure. Returns how many.
     public func purge(_ spelling: String) -> Int {
         let url = URLNormalization.normalize(spelling) ?? spelling
