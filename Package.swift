@@ -5,8 +5,8 @@ import PackageDescription
 //   CJPEG/CPNG/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
 //   ThumbImaging (bitmaps, geometry, resampling; no I/O)
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
-//   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
+//   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys, ThumbJSON (error bodies)
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
 //   ThumbService (config, disk store, memory cache, coalescing, render queue, pipeline, stats)
 //     → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbHTTP (its config types only)
@@ -33,7 +33,7 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))],
                 linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
-        .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
+        .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbJSON"]),
 
         .target(name: "ThumbJSON"),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),

@@ -8,7 +8,8 @@ extension ServiceError {
         var headers: [(name: String, value: String)] = []
         if case .overloaded = self { headers.append(("Retry-After", "1")) }
         if case .methodNotAllowed(let allow) = self { headers.append(("Allow", allow)) }
-        let body = JSONValue.object([("error", .string(code)), ("message", .string(message))]).serialized()
-        return HTTPResponse.json(status: status, body, headers: headers)
+        var response = HTTPError(status: status, code: code, message: message).response
+        response.headers += headers
+        return response
     }
 }

@@ -1,3 +1,5 @@
+import ThumbJSON
+
 /// A response to send. The body is an array, so a cached body is shared, not
 /// copied, when many responses carry it.
 public struct HTTPResponse: Sendable {
@@ -68,20 +70,7 @@ public struct HTTPError: Error, Equatable, Sendable {
 
     /// The JSON error response: `{"error": CODE, "message": TEXT}`.
     public var response: HTTPResponse {
-        HTTPResponse.json(status: status, #"{"error":"# + Self.quoted(code) + #","message":"# + Self.quoted(message) + "}")
-    }
-
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += String(format4: scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        HTTPResponse.json(status: status, JSONValue.object([("error", .string(code)), ("message", .string(message))]).serialized())
     }
 }
 
@@ -89,12 +78,5 @@ extension HTTPResponse {
     /// A JSON response.
     public static func json(status: Int, _ text: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(text.utf8))
-    }
-}
-
-private extension String {
-    init(format4 v: UInt32) {
-        let hex = String(v, radix: 16)
-        self = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
     }
 }
