@@ -20,7 +20,11 @@ let package = Package(
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG"],
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CAvif", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
+        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAvif"],
                 cSettings: [.unsafeFlags(["-O2"])]),
         .target(name: "CThumbSys"),
 
