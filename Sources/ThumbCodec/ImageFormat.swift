@@ -22,9 +22,6 @@ public enum ImageFormat: String, Sendable, CaseIterable {
         bytes.withUnsafeBytes { sniff($0) }
     }
 
-    /// True for the formats libheif decodes.
-    var isHEIF: Bool { self == .avif || self == .heic }
-
     private static func starts(_ bytes: UnsafeRawBufferPointer, _ prefix: [UInt8], at offset: Int = 0) -> Bool {
         bytes.count >= offset + prefix.count && prefix.indices.allSatisfy { bytes[offset + $0] == prefix[$0] }
     }
