@@ -2,8 +2,8 @@ import Foundation
 import ThumbCodec
 import ThumbImaging
 
-// libFuzzer target over sniff + probe + decode (+ scale and encode of what
-// decodes). Built by Tests/Fuzz/fuzz-codec.sh with -sanitize=fuzzer,address
+// libFuzzer target over sniff + probe + decode of every source format (+ scale
+// and encode to every output format of what decodes). Built by Tests/Fuzz/fuzz-codec.sh with -sanitize=fuzzer,address
 // and -DFUZZING; in a normal build it replays the files named on the command
 // line, so a crash found by the fuzzer can be reproduced with a plain binary.
 
@@ -21,8 +21,11 @@ func fuzzOne(_ data: [UInt8]) {
                                                                          height: min(32, header.displayedHeight)))
         _ = try? JPEGEncoder.encode(small, quality: 75)
         _ = try? PNGEncoder.encode(small)
+        _ = try? WebPEncoder.encode(small, quality: 75)
+        // aom costs milliseconds even for 32 px: encode one input in eight to keep the fuzzer fast.
+        if data.count % 8 == 0 { _ = try? AVIFEncoder.encode(small, quality: 75) }
     }
-    // The DCT-scaled path at the smallest scale.
+    // The scaled path (JPEG DCT scaling, WebP shrink on load) at the smallest scale.
     var scaled = BitmapSink()
     _ = try? ImageDecoder.decode(data, header: header, minimumDisplayedSize: (1, 1), into: &scaled)
 }

@@ -11,24 +11,39 @@ public struct ImageHeader: Sendable, Equatable {
     /// Stored height (before orientation).
     public let height: Int
     public let orientation: Orientation
-    /// PNG with an alpha channel or tRNS; JPEG never.
+    /// PNG with an alpha channel or tRNS; WebP, HEIF/AVIF with alpha; a GIF
+    /// with a transparent index or a first frame that leaves part of the
+    /// screen uncovered (likewise an animated WebP's canvas); JPEG never.
     public let hasAlpha: Bool
     /// A progressive JPEG or an Adam7-interlaced PNG: both must be held whole
-    /// in memory while decoding.
+    /// in memory while decoding. Also an interlaced GIF (its first frame is
+    /// held as palette indices).
     public let isProgressive: Bool
+    /// An animated WebP: its first frame is decoded onto the canvas.
+    public let isAnimated: Bool
+    /// Bits per sample: JPEG precision, PNG bit depth, HEIF/AVIF luma bits (decoded to 8), else 8.
+    public let bitDepth: Int
     public let colorModel: ColorModel
     /// JPEG components (1, 3 or 4); 4 for PNG (decoded as RGBA).
     public let components: Int
     /// JPEG: the largest horizontal and vertical sampling factors (MCU geometry).
     let maxSampling: (h: Int, v: Int)
+    /// A lossless WebP (libwebp decodes it through a whole-image ARGB buffer).
+    public let isLossless: Bool
+    /// The `maxPixels` the probe was given; the HEIF decoder needs it again.
+    let pixelLimit: Int
 
-    init(format: ImageFormat, info: thumbd_image_info) {
+    init(format: ImageFormat, info: thumbd_image_info, pixelLimit: Int = .max) {
         self.format = format
         width = Int(info.width)
         height = Int(info.height)
         orientation = Orientation(exifValue: Int(info.orientation))
         hasAlpha = info.has_alpha != 0
         isProgressive = info.progressive != 0
+        isAnimated = info.animated != 0
+        isLossless = info.lossless != 0
+        bitDepth = info.bit_depth > 0 ? Int(info.bit_depth) : 8
+        self.pixelLimit = pixelLimit
         components = Int(info.components)
         maxSampling = (max(1, Int(info.max_h_samp)), max(1, Int(info.max_v_samp)))
         switch Int(info.color_model) {
@@ -49,6 +64,7 @@ public struct ImageHeader: Sendable, Equatable {
     public static func == (a: ImageHeader, b: ImageHeader) -> Bool {
         a.format == b.format && a.width == b.width && a.height == b.height && a.orientation == b.orientation
             && a.hasAlpha == b.hasAlpha && a.isProgressive == b.isProgressive && a.colorModel == b.colorModel
-            && a.components == b.components && a.maxSampling == b.maxSampling
+            && a.components == b.components && a.maxSampling == b.maxSampling && a.isAnimated == b.isAnimated
+            && a.bitDepth == b.bitDepth && a.isLossless == b.isLossless
     }
 }

@@ -94,7 +94,8 @@ public enum ThumbnailPipeline {
             switch resolved {
             case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(), quality: quality)
             case .png: bytes = try PNGEncoder.encode(bitmap)
-            case .webp, .avif: throw CodecError.encodeFailed("\(resolved.rawValue) encoding arrives with its encoder")
+            case .webp: bytes = try WebPEncoder.encode(bitmap, quality: quality)
+            case .avif: bytes = try AVIFEncoder.encode(bitmap, quality: quality)
             case .rgba, .auto: bytes = bitmap.pixels
             }
         } catch {

@@ -12,8 +12,9 @@ swift build --scratch-path .build-fuzz -c debug --product FuzzCodec \
   -Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld >/dev/null
 BIN=$(swift build --scratch-path .build-fuzz -c debug --show-bin-path)/FuzzCodec
 SEEDS=$(mktemp -d); trap 'rm -rf "$SEEDS"' EXIT
-find Tests/ThumbCodecTests/Fixtures -name '*.png' -size -64k -exec cp {} "$SEEDS/" \;
-find Tests/ThumbCodecTests/Fixtures -name '*.jpg' -size -64k -exec cp {} "$SEEDS/" \;
+for ext in png jpg webp gif avif heic; do
+  find Tests/ThumbCodecTests/Fixtures -path '*/reference' -prune -o -name "*.$ext" -size -64k -exec cp {} "$SEEDS/" \;
+done
 mkdir -p fuzz-artifacts
 "$BIN" "$SEEDS" -max_total_time="$SECONDS_TO_RUN" -max_len=131072 -rss_limit_mb=2048 -timeout=10 \
   -artifact_prefix=fuzz-artifacts/codec- -print_final_stats=1 2>&1 | tail -15

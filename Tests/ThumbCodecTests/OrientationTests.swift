@@ -11,7 +11,7 @@ import ThumbImaging
         (8, 18, (0x10, 0x10, 0xE0)), (24, 18, (0xF0, 0xF0, 0xF0)),
     ]
 
-    @Test(arguments: ["jpg", "png"], 1...8)
+    @Test(arguments: ["jpg", "png", "webp"], 1...8)
     func headerReportsTheOrientation(_ ext: String, _ n: Int) throws {
         let header = try ImageDecoder.probe(Fixtures.bytes("orient/orient-\(n).\(ext)"), maxPixels: 1 << 20)
         #expect(header.orientation.rawValue == n)
@@ -19,7 +19,7 @@ import ThumbImaging
     }
 
     /// Decoded and rendered, every file comes out upright and unmirrored.
-    @Test(arguments: ["jpg", "png"], 1...8)
+    @Test(arguments: ["jpg", "png", "webp"], 1...8)
     func rendersUprightAndUnmirrored(_ ext: String, _ n: Int) throws {
         let data = Fixtures.bytes("orient/orient-\(n).\(ext)")
         let header = try ImageDecoder.probe(data, maxPixels: 1 << 20)

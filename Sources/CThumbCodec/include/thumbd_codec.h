@@ -14,6 +14,7 @@ enum {
     THUMBD_UNSUPPORTED = 2,   // a variant we do not decode: 12-bit, lossless (415)
     THUMBD_NO_MEMORY = 3,
     THUMBD_FAILED = 4,        // anything else, e.g. an encoder error
+    THUMBD_TOO_LARGE = 5,     // the header declares more than the caller's pixel limit (422 image_too_large)
 };
 
 /// Colour models a header can declare.
@@ -31,7 +32,9 @@ typedef struct {
     int32_t arithmetic;     // JPEG arithmetic coding
     int32_t max_h_samp;     // JPEG: largest sampling factors (for memory estimates)
     int32_t max_v_samp;
-    int32_t bit_depth;      // PNG bit depth
+    int32_t bit_depth;      // PNG bit depth; HEIF/AVIF luma bits
+    int32_t animated;       // WebP with an ANIM chunk (its first frame is decoded)
+    int32_t lossless;       // WebP VP8L (decoded through a whole-image ARGB buffer)
 } thumbd_image_info;
 
 /// Reads the EXIF orientation from a TIFF structure ("II*\0…" or "MM\0*…"):

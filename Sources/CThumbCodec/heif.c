@@ -1,0 +1,196 @@
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libheif/heif.h>
+#include "decoder.h"
+
+// HEIF and AVIF through libheif (HEVC via libde265, AV1 via dav1d/aom). libheif
+// applies irot/imir/clap when decoding; Exif orientation is never read, so the
+// image is upright exactly once (SPEC §3.2). libheif returns errors by value.
+
+// libheif's own default per-side limit; the caller's pixel limit can only tighten it.
+enum { HEIF_SIDE_LIMIT = 32768 };
+
+static pthread_once_t heif_once = PTHREAD_ONCE_INIT;
+static void heif_start(void) { heif_init(NULL); }   // registers the built-in codecs; never undone
+
+static int heif_status(struct heif_error error, char *message, size_t message_size) {
+    if (error.code == heif_error_Ok) return THUMBD_OK;
+    thumbd_set_message(message, message_size, error.message ? error.message : "HEIF decoding failed");
+    switch (error.code) {
+    case heif_error_Unsupported_filetype:
+    case heif_error_Unsupported_feature:
+        return THUMBD_UNSUPPORTED;
+    case heif_error_Memory_allocation_error:
+        return error.subcode == heif_suberror_Security_limit_exceeded ? THUMBD_TOO_LARGE : THUMBD_NO_MEMORY;
+    default:
+        return THUMBD_CORRUPT;   // invalid input, truncated data, codec errors
+    }
+}
+
+// libheif refuses an item whose side exceeds the limit while parsing; its
+// message names the size ("Image size WxH exceeds …"), which the error reports.
+static void size_from_message(const char *text, thumbd_image_info *info) {
+    const char *at = text ? strstr(text, "Image size ") : NULL;
+    unsigned w = 0, h = 0;
+    if (at && sscanf(at, "Image size %ux%u", &w, &h) == 2) {
+        info->width = w;
+        info->height = h;
+    }
+}
+
+// Reads the file's boxes. libheif's error messages live in the context, so
+// they are copied out before it is freed.
+static struct heif_context *read_context(const void *data, size_t length, uint64_t max_pixels, int *status,
+                                         thumbd_image_info *info, char *message, size_t message_size) {
+    pthread_once(&heif_once, heif_start);
+    struct heif_context *ctx = heif_context_alloc();
+    if (!ctx) {
+        *status = THUMBD_NO_MEMORY;
+        thumbd_set_message(message, message_size, "out of memory");
+        return NULL;
+    }
+    int limit = max_pixels < HEIF_SIDE_LIMIT ? (int)(max_pixels > 0 ? max_pixels : 1) : HEIF_SIDE_LIMIT;
+    heif_context_set_maximum_image_size_limit(ctx, limit);
+    heif_context_set_max_decoding_threads(ctx, 0);   // grid tiles on the calling (render) thread
+    struct heif_error error = heif_context_read_from_memory_without_copy(ctx, data, length, NULL);
+    *status = heif_status(error, message, message_size);
+    if (*status != THUMBD_OK) {
+        if (*status == THUMBD_TOO_LARGE) size_from_message(error.message, info);
+        heif_context_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+// The primary image's size (after transformations), or an error.
+static int open_primary(const void *data, size_t length, uint64_t max_pixels, struct heif_context **ctx,
+                        struct heif_image_handle **handle, thumbd_image_info *info,
+                        char *message, size_t message_size) {
+    int status;
+    *handle = NULL;
+    *ctx = read_context(data, length, max_pixels, &status, info, message, message_size);
+    if (!*ctx) return status;
+    struct heif_error error = heif_context_get_primary_image_handle(*ctx, handle);
+    if (error.code != heif_error_Ok) {
+        *handle = NULL;
+        return heif_status(error, message, message_size);
+    }
+    int w = heif_image_handle_get_width(*handle), h = heif_image_handle_get_height(*handle);
+    info->width = w > 0 ? (uint32_t)w : 0;
+    info->height = h > 0 ? (uint32_t)h : 0;
+    if ((uint64_t)info->width * info->height > max_pixels) return THUMBD_TOO_LARGE;
+    if (w <= 0 || h <= 0) {
+        thumbd_set_message(message, message_size, "HEIF primary image has no pixels");
+        return THUMBD_CORRUPT;
+    }
+    return THUMBD_OK;
+}
+
+static void close_primary(struct heif_context *ctx, struct heif_image_handle *handle) {
+    if (handle) heif_image_handle_release(handle);
+    if (ctx) heif_context_free(ctx);
+}
+
+int thumbd_heif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
+                      char *message, size_t message_size) {
+    memset(info, 0, sizeof *info);
+    info->components = 4;
+    info->color_model = THUMBD_OTHER;
+    info->orientation = 1;
+    struct heif_context *ctx;
+    struct heif_image_handle *handle;
+    int status = open_primary(data, length, max_pixels, &ctx, &handle, info, message, message_size);
+    if (status == THUMBD_OK) {
+        info->has_alpha = heif_image_handle_has_alpha_channel(handle) ? 1 : 0;
+        int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
+        info->bit_depth = bits > 0 ? bits : 8;
+    }
+    close_primary(ctx, handle);
+    return status;
+}
+
+typedef struct {
+    struct heif_context *ctx;
+    struct heif_image_handle *handle;
+    struct heif_image *image;
+} heif_state;
+
+static void release_heif(thumbd_decoder *d) {
+    heif_state *s = d->state;
+    if (!s) return;
+    if (s->image) heif_image_release(s->image);
+    close_primary(s->ctx, s->handle);
+    free(s);
+}
+
+// Straight alpha is what the sinks take; libheif leaves premultiplied images so.
+static void unpremultiply(uint8_t *p, int stride, uint32_t width, uint32_t height) {
+    for (uint32_t y = 0; y < height; y++, p += stride)
+        for (uint32_t x = 0; x < width; x++) {
+            uint8_t *px = p + x * 4;
+            unsigned a = px[3];
+            if (a == 0 || a == 255) continue;
+            for (int c = 0; c < 3; c++) {
+                unsigned v = (px[c] * 255u + a / 2) / a;
+                px[c] = (uint8_t)(v > 255 ? 255 : v);
+            }
+        }
+}
+
+thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
+                                 uint32_t *out_width, uint32_t *out_height,
+                                 int *status, char *message, size_t message_size) {
+    thumbd_decoder *d = thumbd_decoder_new(status, message, message_size);
+    heif_state *s = d ? calloc(1, sizeof *s) : NULL;
+    if (!s) {
+        free(d);
+        *status = THUMBD_NO_MEMORY;
+        thumbd_set_message(message, message_size, "out of memory");
+        return NULL;
+    }
+    d->state = s;
+    d->release = release_heif;
+    thumbd_image_info info = { 0 };
+    *status = open_primary(data, length, max_pixels, &s->ctx, &s->handle, &info, message, message_size);
+    if (*status != THUMBD_OK) { thumbd_decoder_close(d); return NULL; }
+
+    struct heif_decoding_options *options = heif_decoding_options_alloc();
+    if (!options) {
+        *status = THUMBD_NO_MEMORY;
+        thumbd_set_message(message, message_size, "out of memory");
+        thumbd_decoder_close(d);
+        return NULL;
+    }
+    options->convert_hdr_to_8bit = 1;   // 10/12-bit sources → 8-bit RGBA
+    struct heif_error error = heif_decode_image(s->handle, &s->image, heif_colorspace_RGB,
+                                                heif_chroma_interleaved_RGBA, options);
+    heif_decoding_options_free(options);
+    if (error.code != heif_error_Ok) {
+        *status = heif_status(error, message, message_size);
+        if (*status == THUMBD_TOO_LARGE) *status = THUMBD_CORRUPT;   // an item the probe did not see
+        thumbd_decoder_close(d);
+        return NULL;
+    }
+    int stride = 0;
+    uint8_t *pixels = heif_image_get_plane(s->image, heif_channel_interleaved, &stride);
+    int w = heif_image_get_width(s->image, heif_channel_interleaved);
+    int h = heif_image_get_height(s->image, heif_channel_interleaved);
+    if (!pixels || w != (int)info.width || h != (int)info.height || stride < w * 4
+        || heif_image_get_bits_per_pixel_range(s->image, heif_channel_interleaved) != 8) {
+        *status = THUMBD_CORRUPT;
+        thumbd_set_message(message, message_size, "HEIF decoded image differs from its header");
+        thumbd_decoder_close(d);
+        return NULL;
+    }
+    if (heif_image_is_premultiplied_alpha(s->image)) unpremultiply(pixels, stride, (uint32_t)w, (uint32_t)h);
+    d->width = (uint32_t)w;
+    d->height = (uint32_t)h;
+    d->pixels = pixels;
+    d->stride = (size_t)stride;
+    *out_width = d->width;
+    *out_height = d->height;
+    *status = THUMBD_OK;
+    return d;
+}

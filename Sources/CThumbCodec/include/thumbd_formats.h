@@ -1,0 +1,54 @@
+#ifndef THUMBD_FORMATS_H
+#define THUMBD_FORMATS_H
+// WebP (libwebp), GIF (giflib), HEIF/AVIF (libheif) decoders and the WebP and
+// AVIF encoders. None of these libraries longjmps; they report errors by
+// return value, which the shim turns into THUMBD_* codes with a message.
+// Every probe takes the caller's pixel limit and answers THUMBD_TOO_LARGE
+// (width and height filled in) before anything proportional to the image is
+// allocated.
+#include "thumbd_codec.h"
+
+// MARK: Probes
+
+/// WebP header and chunk walk: canvas size, alpha, animation, EXIF orientation.
+int thumbd_webp_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
+                      char *message, size_t message_size);
+/// GIF screen descriptor and first frame's descriptor: size is the logical screen.
+int thumbd_gif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
+                     char *message, size_t message_size);
+/// HEIF/AVIF primary image: size after irot/imir/clap, alpha, bit depth. Orientation is always 1.
+int thumbd_heif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
+                      char *message, size_t message_size);
+
+// MARK: Decoders
+
+/// One decode of a WebP, GIF or HEIF source to RGBA8 rows (straight alpha), read
+/// in batches with thumbd_decoder_read like the JPEG and PNG decoders.
+typedef struct thumbd_decoder thumbd_decoder;
+
+/// scale_num/8 as for JPEG (output ceil(side·scale_num/8)); honoured for still
+/// opaque images only, whose produced size *out_width/*out_height report.
+thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
+                                 uint32_t *out_width, uint32_t *out_height,
+                                 int *status, char *message, size_t message_size);
+thumbd_decoder *thumbd_gif_open(const void *data, size_t length, uint32_t *out_width, uint32_t *out_height,
+                                int *status, char *message, size_t message_size);
+/// max_pixels: the same limit the probe was given (it bounds libheif's per-item size check).
+thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
+                                 uint32_t *out_width, uint32_t *out_height,
+                                 int *status, char *message, size_t message_size);
+int thumbd_decoder_read(thumbd_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
+                        char *message, size_t message_size);
+void thumbd_decoder_close(thumbd_decoder *decoder);
+
+// MARK: Encoders
+
+/// Lossy WebP at quality 0…100; with has_alpha the alpha plane is kept losslessly.
+int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quality,
+                       void **out, size_t *out_length, char *message, size_t message_size);
+/// 8-bit 4:2:0 AVIF (aom) with min = max quantizer `quantizer` (0…63) for colour;
+/// with has_alpha the alpha plane is kept losslessly (quantizer 0).
+int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quantizer,
+                       int speed, void **out, size_t *out_length, char *message, size_t message_size);
+
+#endif

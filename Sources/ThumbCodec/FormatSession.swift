@@ -1,0 +1,33 @@
+import CThumbCodec
+import ThumbImaging
+
+/// Drives one WebP, GIF or HEIF/AVIF decode through the C shim's common
+/// decoder (open, read rows in batches, close), like `JPEGSession`.
+enum FormatSession {
+    static func run<S: ScanlineSink>(_ bytes: UnsafeRawBufferPointer, header: ImageHeader, scaleNumerator: Int,
+                                     into sink: inout S) -> Result<DecodeInfo, CodecError> {
+        var message = [CChar](repeating: 0, count: 256)
+        var status: Int32 = 0
+        var width: UInt32 = 0, height: UInt32 = 0
+        let opened: OpaquePointer?
+        switch header.format {
+        case .webp:
+            opened = thumbd_webp_open(bytes.baseAddress, bytes.count, Int32(scaleNumerator),
+                                      &width, &height, &status, &message, message.count)
+        case .gif:
+            opened = thumbd_gif_open(bytes.baseAddress, bytes.count, &width, &height, &status, &message, message.count)
+        case .avif, .heic:
+            opened = thumbd_heif_open(bytes.baseAddress, bytes.count, UInt64(max(0, header.pixelLimit)),
+                                      &width, &height, &status, &message, message.count)
+        case .jpeg, .png:
+            preconditionFailure("\(header.format) has its own session")
+        }
+        guard let decoder = opened else { return .failure(JPEGSession.failure(status, message)) }
+        defer { thumbd_decoder_close(decoder) }
+        // Only WebP scales; anything else reports full size.
+        let scale = Int(width) == header.width && Int(height) == header.height ? 8 : scaleNumerator
+        return JPEGSession.pump(width: Int(width), height: Int(height), scale: scale, into: &sink) { buffer, max, read in
+            thumbd_decoder_read(decoder, buffer, max, read, &message, message.count)
+        } onError: { JPEGSession.failure($0, message) }
+    }
+}
