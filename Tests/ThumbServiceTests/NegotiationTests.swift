@@ -128,3 +128,59 @@ struct NegotiationTests {
         }
     }
 }
+
+/// Over HTTP: negotiated WebP and AVIF come out as such and share the explicit
+/// format's entry and ETag; WebP, GIF, AVIF and HEIC sources render.
+@Suite(.serialized) struct ModernFormatTests {
+    typealias TestDaemon = EndToEndTests.TestDaemon
+
+    private func withDaemon(_ change: (inout ServiceConfiguration) -> Void = { _ in },
+                            _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
+        let origin = try TestOrigin()
+        let dir = NSTemporaryDirectory() + "thumbd-formats-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try body(try TestDaemon(store: dir, change: change), origin)
+    }
+
+    private func target(_ origin: TestOrigin, _ path: String, _ extra: String) -> String {
+        "/thumbnail?url=" + origin.url(path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + extra
+    }
+
+    @Test func acceptNegotiatesWebPSharingTheExplicitEntry() throws {
+        try withDaemon { daemon, origin in
+            let auto = daemon.get(target(origin, "/cat.jpg", "&w=64"), headers: ["Accept": "image/avif,image/webp,*/*"])
+            #expect(auto.status == 200 && auto.headers["content-type"] == "image/webp" && auto.headers["vary"] == "Accept")
+            #expect(Array(auto.body.prefix(4)) == Array("RIFF".utf8) && Array(auto.body[8..<12]) == Array("WEBP".utf8))
+            let explicit = daemon.get(target(origin, "/cat.jpg", "&w=64&format=webp"))
+            #expect(explicit.headers["x-cache"] == "memory" && explicit.headers["etag"] == auto.headers["etag"])
+            #expect(explicit.body == auto.body && explicit.headers["vary"] == nil)
+            let jpeg = daemon.get(target(origin, "/cat.jpg", "&w=64"), headers: ["Accept": "image/png,*/*"])
+            #expect(jpeg.headers["content-type"] == "image/jpeg" && jpeg.headers["etag"] != auto.headers["etag"])
+        }
+    }
+
+    @Test func avifFirstWhenConfiguredFirst() throws {
+        try withDaemon({ $0.output.autoFormats = [.avif, .webp] }) { daemon, origin in
+            let r = daemon.get(target(origin, "/cat.jpg", "&w=64&q=60"), headers: ["Accept": "image/webp, image/avif"])
+            #expect(r.status == 200 && r.headers["content-type"] == "image/avif")
+            #expect(r.body.count > 12 && Array(r.body[4..<12]) == Array("ftypavif".utf8))
+            let webpOnly = daemon.get(target(origin, "/cat.jpg", "&w=64&q=60"), headers: ["Accept": "image/webp"])
+            #expect(webpOnly.headers["content-type"] == "image/webp")
+        }
+    }
+
+    @Test(arguments: [
+        ("/formats/crowd_1440x960.heic", "144", "96"),
+        ("/formats/Link-U-fox.profile1.8bpc.yuv444.avif", "144", "96"),
+        ("/formats/lossless2.webp", "144", "44"),
+        ("/formats/photo-transparent.gif", "144", "96"),
+    ])
+    func modernSourcesRender(_ path: String, _ width: String, _ height: String) throws {
+        try withDaemon { daemon, origin in
+            let r = daemon.get(target(origin, path, "&w=144&format=png"))
+            #expect(r.status == 200 && r.headers["content-type"] == "image/png", "\(path): \(r.status)")
+            #expect(r.headers["x-image-width"] == width, "\(path): \(String(describing: r.headers["x-image-width"]))")
+            #expect(r.headers["x-image-height"] == height, "\(path): \(String(describing: r.headers["x-image-height"]))")
+        }
+    }
+}

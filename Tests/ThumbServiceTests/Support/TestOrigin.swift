@@ -47,6 +47,15 @@ final class TestOrigin: Sendable {
             } else {
                 responder.respond(response)
             }
+        case _ where path.hasPrefix("/formats/") && !path.contains(".."):
+            // The codec tests' real WebP, GIF, AVIF and HEIC files.
+            let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../ThumbCodecTests/Fixtures" + path).standardized.path
+            if let data = FileManager.default.contents(atPath: file) {
+                responder.respond(HTTPResponse(status: 200, body: [UInt8](data)))
+            } else {
+                responder.respond(HTTPResponse(status: 404))
+            }
         case "/text.txt": responder.respond(HTTPResponse(status: 200, body: Array("hello".utf8)))
         case "/empty.jpg": responder.respond(HTTPResponse(status: 200))
         case "/truncated.jpg": responder.respond(HTTPResponse(status: 200, body: Array(jpeg.prefix(jpeg.count / 2))))
