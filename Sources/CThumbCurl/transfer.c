@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Non-2xx bodies are read (so the connection can be reused) up to this, then dropped. */
@@ -188,6 +189,7 @@ static int before_request(void *context, char *primary_ip, char *local_ip, int p
     }
     t->fd = socket_for(t->sockets, local_port);
     t->received_at_request = bytes_received(t->fd);
+    t->head_suspect_since_ms = 0;
     return CURL_PREREQFUNC_OK;
 }
 
@@ -374,11 +376,24 @@ static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl
     thumb_transfer *t = context;
     if (t->head_done) return 0;
     uint64_t received = bytes_received(t->fd);
-    if (received > t->received_at_request && received - t->received_at_request > THUMB_MAX_HEAD + 4096) {
-        t->result.head_too_large = 1;
-        return 1;
+    if (!(received > t->received_at_request && received - t->received_at_request > THUMB_MAX_HEAD + 4096)) {
+        t->head_suspect_since_ms = 0;
+        return 0;
     }
-    return 0;
+    /* The kernel's counters can run ahead of what libcurl has parsed for a
+     * moment under load, so a legitimate head followed by a large body could
+     * look unfinished once. A head that will not end still looks so half a
+     * second later (libcurl calls this at least once a second). */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    if (t->head_suspect_since_ms == 0) {
+        t->head_suspect_since_ms = now_ms;
+        return 0;
+    }
+    if (now_ms - t->head_suspect_since_ms < 500) return 0;
+    t->result.head_too_large = 1;
+    return 1;
 }
 
 /* MARK: - Setup */

@@ -51,6 +51,9 @@ typedef struct thumb_transfer {
     thumb_sockets *sockets;
     curl_socket_t fd;
     uint64_t received_at_request;
+    /* Monotonic ms when the bytes read first passed the head cap with the
+     * head unfinished; 0 while they have not. */
+    int64_t head_suspect_since_ms;
 
     thumb_result result;
 } thumb_transfer;
