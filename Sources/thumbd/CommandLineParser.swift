@@ -50,7 +50,7 @@ enum CommandLineParser {
         }
         if let format = options.values["--format"] {
             guard let value = OutputFormat(rawValue: format), commandLineFormats.contains(value) else {
-                throw UsageError(message: "--format must be auto, jpeg, png or rgba, not '\(format)'")
+                throw UsageError(message: "--format must be auto, jpeg, png, webp, avif or rgba, not '\(format)'")
             }
             command.format = value
         }
@@ -58,8 +58,8 @@ enum CommandLineParser {
         return command
     }
 
-    /// The formats `thumbnail` writes; WebP and AVIF join when their encoders land.
-    static let commandLineFormats: [OutputFormat] = [.auto, .jpeg, .png, .rgba]
+    /// The formats `thumbnail` writes: every format of `/thumbnail`.
+    static let commandLineFormats: [OutputFormat] = OutputFormat.allCases
 
     /// README § Command line: OUTPUT's extension picks the format when `--format` is absent.
     static func formatFromExtension(_ path: String) -> OutputFormat {
@@ -68,6 +68,8 @@ enum CommandLineParser {
         switch name[name.index(after: dot)...].lowercased() {
         case "jpg", "jpeg": return .jpeg
         case "png": return .png
+        case "webp": return .webp
+        case "avif": return .avif
         case "rgba": return .rgba
         default: return .auto
         }

@@ -36,7 +36,9 @@ import ThumbImaging
         #expect(CommandLineParser.formatFromExtension("b.jpeg") == .jpeg)
         #expect(CommandLineParser.formatFromExtension("b.png") == .png)
         #expect(CommandLineParser.formatFromExtension("b.rgba") == .rgba)
-        #expect(CommandLineParser.formatFromExtension("b.webp") == .auto)
+        #expect(CommandLineParser.formatFromExtension("b.webp") == .webp)
+        #expect(CommandLineParser.formatFromExtension("b.AVIF") == .avif)
+        #expect(CommandLineParser.formatFromExtension("b.gif") == .auto)
         #expect(CommandLineParser.formatFromExtension("dir.png/noext") == .auto)
     }
 

@@ -40,6 +40,15 @@ import Testing
         // 640×427 inside 100 wide: 100×67, raw RGBA.
         #expect(try run(["thumbnail", input, rgba, "--w", "100", "--q", "50"]).status == 0)
         #expect(FileManager.default.contents(atPath: rgba)?.count == 100 * 67 * 4)
+        // WebP and AVIF by extension and by --format.
+        let webp = temp("out.webp"), avif = temp("out.bin")
+        defer { for f in [webp, avif] { try? FileManager.default.removeItem(atPath: f) } }
+        #expect(try run(["thumbnail", input, webp, "--w", "80"]).status == 0)
+        let webpData = try #require(FileManager.default.contents(atPath: webp))
+        #expect(webpData.prefix(4) == Data("RIFF".utf8) && webpData[8..<12] == Data("WEBP".utf8))
+        #expect(try run(["thumbnail", input, avif, "--w", "80", "--format", "avif"]).status == 0)
+        let avifData = try #require(FileManager.default.contents(atPath: avif))
+        #expect(avifData.count > 12 && avifData[4..<12] == Data("ftypavif".utf8))
     }
 
     @Test func unreadableOrUndecodableInputExits1() throws {
