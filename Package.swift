@@ -20,7 +20,9 @@ let package = Package(
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG"],
+        .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
+                       providers: [.apt(["liblcms2-dev"])]),
+        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CLCMS2"],
                 cSettings: [.unsafeFlags(["-O2"])]),
         .target(name: "CThumbSys"),
 

@@ -2,7 +2,7 @@
 # Installs the system libraries thumbd builds against, when absent (Debian).
 set -euo pipefail
 need=()
-for pkg in libpng-dev libjpeg-dev libssl-dev pkg-config curl; do
+for pkg in libpng-dev libjpeg-dev libssl-dev liblcms2-dev pkg-config curl; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 for pkg in "$@"; do
