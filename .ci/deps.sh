@@ -3,7 +3,7 @@
 set -euo pipefail
 need=()
 for pkg in libpng-dev libjpeg-dev libssl-dev libcurl4-openssl-dev libwebp-dev libgif-dev libheif-dev libavif-dev \
-           pkg-config curl; do
+           liblcms2-dev pkg-config curl; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 for pkg in "$@"; do

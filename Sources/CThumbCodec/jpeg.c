@@ -189,7 +189,34 @@ struct thumbd_jpeg_decoder {
     int cmyk;            // output is CMYK and needs converting to RGBA here
     int inverted;        // Adobe CMYK stores inverted values
     JSAMPARRAY scratch;  // one CMYK row, owned by libjpeg's pool
+    JOCTET *icc;         // the joined ICC profile (malloc'd by libjpeg), or NULL
+    unsigned int icc_length;
+    thumbd_icc *cmyk_profile;   // borrowed: converts CMYK rows instead of the inversion
 };
+
+// Bytes of profile the APP2 ICC_PROFILE segments carry (each has a 14-byte
+// "ICC_PROFILE\0" + sequence + count header), to refuse a profile over 4 MiB
+// before jpeg_read_icc_profile allocates and joins it.
+static size_t icc_marker_bytes(j_decompress_ptr cinfo) {
+    size_t total = 0;
+    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next)
+        if (m->marker == JPEG_APP0 + 2 && m->data_length >= 14 && memcmp(m->data, "ICC_PROFILE", 12) == 0)
+            total += m->data_length - 14;
+    return total;
+}
+
+// jpeg_read_icc_profile checks the sequence numbers (each 1…count once, all
+// present) and joins the segments in sequence order, not file order; a
+// malformed set only warns (ignored by on_emit_message) and yields nothing.
+static void read_icc(thumbd_jpeg_decoder *d) {
+    size_t bytes = icc_marker_bytes(&d->cinfo);
+    if (bytes == 0 || bytes > THUMBD_ICC_MAX_BYTES) return;
+    if (!jpeg_read_icc_profile(&d->cinfo, &d->icc, &d->icc_length)) {
+        free(d->icc);
+        d->icc = NULL;
+        d->icc_length = 0;
+    }
+}
 
 thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num,
                                       uint32_t *out_width, uint32_t *out_height,
@@ -201,13 +228,14 @@ thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale
     if (setjmp(d->err.jump)) {
         *status = d->err.status;
         copy_message(d->err.message, message, message_size);
-        jpeg_destroy_decompress(&d->cinfo);
-        free(d);
+        thumbd_jpeg_close(d);
         return NULL;
     }
     jpeg_create_decompress(&d->cinfo);
     memory_source(&d->cinfo, &d->src, data, length);
+    jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(&d->cinfo, TRUE);
+    read_icc(d);
     d->cinfo.scale_num = (unsigned)(scale_num < 1 ? 1 : scale_num > 8 ? 8 : scale_num);
     d->cinfo.scale_denom = 8;
     d->cinfo.dct_method = JDCT_ISLOW;   // djpeg's default; the tests compare against it
@@ -254,7 +282,10 @@ int thumbd_jpeg_read(thumbd_jpeg_decoder *d, void *rows, uint32_t max_rows, uint
     while (n < max_rows && d->cinfo.output_scanline < d->cinfo.output_height) {
         if (d->cmyk) {
             if (jpeg_read_scanlines(&d->cinfo, d->scratch, 1) == 1) {
-                cmyk_to_rgba(d->scratch[0], out + n * stride, d->cinfo.output_width, d->inverted);
+                if (d->cmyk_profile)
+                    thumbd_icc_convert_cmyk(d->cmyk_profile, d->scratch[0], out + n * stride, d->cinfo.output_width);
+                else
+                    cmyk_to_rgba(d->scratch[0], out + n * stride, d->cinfo.output_width, d->inverted);
                 n++;
             }
         } else {
@@ -272,7 +303,25 @@ int thumbd_jpeg_read(thumbd_jpeg_decoder *d, void *rows, uint32_t max_rows, uint
 void thumbd_jpeg_close(thumbd_jpeg_decoder *d) {
     if (!d) return;
     jpeg_destroy_decompress(&d->cinfo);   // safe at any stage, also after an error
+    free(d->icc);
     free(d);
+}
+
+void thumbd_jpeg_color(const thumbd_jpeg_decoder *d, const void **profile, size_t *length,
+                       int *model, int *cmyk_inverted) {
+    *profile = d->icc;
+    *length = d->icc ? d->icc_length : 0;
+    switch (d->cinfo.jpeg_color_space) {
+    case JCS_GRAYSCALE: *model = THUMBD_GRAY; break;
+    case JCS_RGB: case JCS_YCbCr: *model = THUMBD_RGB; break;
+    case JCS_CMYK: case JCS_YCCK: *model = THUMBD_CMYK; break;
+    default: *model = 0;
+    }
+    *cmyk_inverted = d->inverted;
+}
+
+void thumbd_jpeg_use_cmyk_profile(thumbd_jpeg_decoder *d, thumbd_icc *icc) {
+    if (d->cmyk) d->cmyk_profile = icc;
 }
 
 int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality,

@@ -49,8 +49,12 @@ static int chunks_fit(const uint8_t *data, size_t length) {
     return 1;
 }
 
+// The chunk memory cap also bounds iCCP: libpng checks the length a profile
+// declares against it before allocating ("exceeds application limits") and
+// never inflates past that length, so a zlib bomb in iCCP costs at most
+// 4 MiB; a rejected profile is only a warning and the image still decodes.
 static void limit_chunks(png_structp png) {
-    png_set_chunk_malloc_max(png, 4 * 1024 * 1024);
+    png_set_chunk_malloc_max(png, THUMBD_ICC_MAX_BYTES);
     png_set_chunk_cache_max(png, 256);
 }
 
@@ -99,6 +103,7 @@ struct thumbd_png_decoder {
     png_source src;
     uint32_t width, height, next_row;
     int interlaced;
+    int color;           // RGB or palette, as opposed to gray (what an iCCP must describe)
     uint8_t *image;      // whole image, only for Adam7 (libpng needs every pass)
     png_bytep *pointers; // row pointers into image; kept here so a longjmp cannot leak them
 };
@@ -133,6 +138,7 @@ thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, uint32_t *o
     limit_chunks(d->png);
     png_read_info(d->png, d->info);
     int type = png_get_color_type(d->png, d->info);
+    d->color = (type & PNG_COLOR_MASK_COLOR) != 0;
     png_set_expand(d->png);        // palette → RGB, gray < 8 bits → 8, tRNS → alpha
     png_set_strip_16(d->png);      // 16-bit keeps its high byte (SPEC §3.2)
     png_set_gray_to_rgb(d->png);
@@ -174,6 +180,20 @@ int thumbd_png_read(thumbd_png_decoder *d, void *rows, uint32_t max_rows, uint32
     }
     *rows_read = n;
     return THUMBD_OK;
+}
+
+void thumbd_png_color(const thumbd_png_decoder *d, const void **profile, size_t *length, int *model) {
+    png_charp name = NULL;
+    int compression = 0;
+    png_bytep data = NULL;
+    png_uint_32 size = 0;
+    *profile = NULL;
+    *length = 0;
+    if (png_get_iCCP(d->png, d->info, &name, &compression, &data, &size) && data && size) {
+        *profile = data;
+        *length = size;
+    }
+    *model = d->color ? THUMBD_RGB : THUMBD_GRAY;
 }
 
 void thumbd_png_close(thumbd_png_decoder *d) {

@@ -2,6 +2,9 @@
 /// in linear light with premultiplied alpha, so a huge source never has to
 /// exist whole: memory is the reduced image plus one row of sums.
 ///
+/// Samples enter linear light through the source's tone curves (sRGB's, or
+/// an embedded profile's; see `SourceColorSpace`).
+///
 /// Sums are integers (linear values 0…65535 times alpha 0…255), exact and
 /// cheaper than floating point per source pixel; each finished block becomes
 /// one `SIMD4<Float>` (premultiplied linear R, G, B and alpha, all 0…1).
@@ -15,12 +18,15 @@ struct BoxReducer {
     /// Reduced image, row-major, premultiplied linear RGBA.
     private(set) var output: [SIMD4<Float>]
     private var sums: [UInt64]
+    /// R, G and B tables back to back: sample → linear 0…65535.
+    private let toLinear16: [UInt32]
     private var rowsInBlock = 0
     private var outputRow = 0
     private var sourceRow = 0
 
-    init(sourceWidth: Int, sourceHeight: Int, kx: Int, ky: Int) {
-        precondition(kx >= 1 && ky >= 1)
+    init(sourceWidth: Int, sourceHeight: Int, kx: Int, ky: Int, toLinear16: [UInt32] = SourceColorSpace.sRGB.toLinear16) {
+        precondition(kx >= 1 && ky >= 1 && toLinear16.count == 768)
+        self.toLinear16 = toLinear16
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
         self.kx = kx
@@ -35,7 +41,7 @@ struct BoxReducer {
 
     mutating func consume(_ rows: UnsafeRawBufferPointer, rowCount: Int) {
         let rowBytes = sourceWidth * 4
-        SRGB.toLinear16.withUnsafeBufferPointer { lut in
+        toLinear16.withUnsafeBufferPointer { lut in
             for r in 0..<rowCount where sourceRow < sourceHeight {
                 let row = rows.baseAddress!.advanced(by: r * rowBytes).assumingMemoryBound(to: UInt8.self)
                 accumulate(row, lut)
@@ -58,8 +64,8 @@ struct BoxReducer {
                 for _ in x..<end {
                     let alpha = UInt32(p[3])
                     r &+= UInt64(lut[Int(p[0])] &* alpha)
-                    g &+= UInt64(lut[Int(p[1])] &* alpha)
-                    b &+= UInt64(lut[Int(p[2])] &* alpha)
+                    g &+= UInt64(lut[256 + Int(p[1])] &* alpha)
+                    b &+= UInt64(lut[512 + Int(p[2])] &* alpha)
                     a &+= UInt64(alpha)
                     p += 4
                 }

@@ -2,7 +2,9 @@
 /// `ThumbnailGeometry`: box-reduces on the fly while rows arrive (so a huge
 /// source never exists whole), then resamples the small remainder with
 /// Lanczos-3, all in linear light with premultiplied alpha, then applies the
-/// EXIF orientation and the crop.
+/// EXIF orientation and the crop. A source colour space other than sRGB is
+/// linearised with its own curves and converted to sRGB primaries on the
+/// small result (see `SourceColorSpace`).
 ///
 /// The decoded size it is fed may be smaller than the original (JPEG DCT
 /// scaling); it scales from whatever `begin` announces.
@@ -10,6 +12,7 @@ public struct ThumbnailRenderer: ScanlineSink {
     public let geometry: ThumbnailGeometry
     public let orientation: Orientation
     private var reducer: BoxReducer?
+    private var color = SourceColorSpace.sRGB
 
     public init(geometry: ThumbnailGeometry, orientation: Orientation) {
         self.geometry = geometry
@@ -22,13 +25,14 @@ public struct ThumbnailRenderer: ScanlineSink {
             : (geometry.scaledWidth, geometry.scaledHeight)
     }
 
-    public mutating func begin(width: Int, height: Int) {
+    public mutating func begin(width: Int, height: Int, color: SourceColorSpace) {
+        self.color = color
         let target = storedTarget
         // Box-reduce by whole factors while at least 2× headroom remains for the
         // kernel: the box step is cheap, the kernel step decides the quality.
         let kx = max(1, width / (target.width * 2))
         let ky = max(1, height / (target.height * 2))
-        reducer = BoxReducer(sourceWidth: width, sourceHeight: height, kx: kx, ky: ky)
+        reducer = BoxReducer(sourceWidth: width, sourceHeight: height, kx: kx, ky: ky, toLinear16: color.toLinear16)
     }
 
     public mutating func consume(_ rows: UnsafeRawBufferPointer, rowCount: Int) {
@@ -41,21 +45,23 @@ public struct ThumbnailRenderer: ScanlineSink {
         let target = storedTarget
         let resized = Resampler.resize(reducer.output, width: reducer.width, height: reducer.height,
                                        toWidth: target.width, toHeight: target.height)
-        let stored = Self.quantise(resized, width: target.width, height: target.height)
+        let stored = Self.quantise(resized, width: target.width, height: target.height, color: color)
         return stored.oriented(orientation)
             .cropped(x: geometry.cropX, y: geometry.cropY, width: geometry.width, height: geometry.height)
     }
 
-    /// Whole-bitmap convenience: streams `bitmap` through a renderer.
-    public static func render(_ bitmap: Bitmap, orientation: Orientation, geometry: ThumbnailGeometry) -> Bitmap {
+    /// Whole-bitmap convenience: streams `bitmap` (in `color`) through a renderer.
+    public static func render(_ bitmap: Bitmap, orientation: Orientation, geometry: ThumbnailGeometry,
+                              color: SourceColorSpace = .sRGB) -> Bitmap {
         var renderer = ThumbnailRenderer(geometry: geometry, orientation: orientation)
-        renderer.begin(width: bitmap.width, height: bitmap.height)
+        renderer.begin(width: bitmap.width, height: bitmap.height, color: color)
         bitmap.pixels.withUnsafeBytes { renderer.consume($0, rowCount: bitmap.height) }
         return renderer.finish()
     }
 
-    /// Premultiplied linear floats → straight-alpha sRGB bytes.
-    static func quantise(_ pixels: [SIMD4<Float>], width: Int, height: Int) -> Bitmap {
+    /// Premultiplied linear floats in the source's primaries → straight-alpha
+    /// sRGB bytes, clamped to the sRGB gamut.
+    static func quantise(_ pixels: [SIMD4<Float>], width: Int, height: Int, color: SourceColorSpace) -> Bitmap {
         var out = [UInt8](repeating: 0, count: width * height * 4)
         let top = Float(SRGB.fromLinearSize - 1)
         SRGB.fromLinear.withUnsafeBufferPointer { lut in
@@ -67,7 +73,8 @@ public struct ThumbnailRenderer: ScanlineSink {
                         let alpha = UInt8((a * 255).rounded())
                         // Fully transparent pixels carry no colour; 0,0,0,0 keeps PNGs small.
                         guard alpha > 0 else { continue }
-                        let c = (SIMD4<Float>(p.x, p.y, p.z, 0) / a).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 1))
+                        let c = color.toSRGBPrimaries(SIMD4<Float>(p.x, p.y, p.z, 0) / a)
+                            .clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 1))
                         dst[i * 4] = lut[Int(c.x * top + 0.5)]
                         dst[i * 4 + 1] = lut[Int(c.y * top + 0.5)]
                         dst[i * 4 + 2] = lut[Int(c.z * top + 0.5)]

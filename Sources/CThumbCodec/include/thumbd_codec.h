@@ -37,6 +37,10 @@ typedef struct {
     int32_t lossless;       // WebP VP8L (decoded through a whole-image ARGB buffer)
 } thumbd_image_info;
 
+/// An embedded ICC profile checked against the pixels it describes (see
+/// "Colour profiles" below).
+typedef struct thumbd_icc thumbd_icc;
+
 /// Reads the EXIF orientation from a TIFF structure ("II*\0…" or "MM\0*…"):
 /// IFD0 tag 0x0112. Returns 1 when absent or malformed. Pure parsing, bounded.
 int thumbd_exif_orientation(const void *tiff, size_t length);
@@ -58,6 +62,16 @@ thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale
 int thumbd_jpeg_read(thumbd_jpeg_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
                      char *message, size_t message_size);
 void thumbd_jpeg_close(thumbd_jpeg_decoder *decoder);
+/// The embedded ICC profile (APP2 ICC_PROFILE segments joined in sequence
+/// order; *length 0 when absent, malformed or over 4 MiB; owned by the
+/// decoder), the colour model it must describe (THUMBD_GRAY, THUMBD_RGB,
+/// THUMBD_CMYK, or 0 when no profile applies) and whether CMYK is stored
+/// inverted (Adobe).
+void thumbd_jpeg_color(const thumbd_jpeg_decoder *decoder, const void **profile, size_t *length,
+                       int *model, int *cmyk_inverted);
+/// CMYK/YCCK files: convert rows with this profile's transform instead of the
+/// naive inversion. The decoder borrows icc; keep it open until closing.
+void thumbd_jpeg_use_cmyk_profile(thumbd_jpeg_decoder *decoder, thumbd_icc *icc);
 
 /// Encodes RGBA8 pixels (alpha ignored) as a baseline 4:2:0 JFIF JPEG.
 /// *out receives a malloc'd buffer the caller frees with thumbd_free.
@@ -77,10 +91,44 @@ thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, uint32_t *o
 int thumbd_png_read(thumbd_png_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
                     char *message, size_t message_size);
 void thumbd_png_close(thumbd_png_decoder *decoder);
+/// The iCCP profile, decompressed (*length 0 when absent or rejected by
+/// libpng: over 4 MiB, bad zlib data, colour space not the image's; owned by
+/// the decoder) and the colour model it must describe (THUMBD_GRAY or THUMBD_RGB).
+void thumbd_png_color(const thumbd_png_decoder *decoder, const void **profile, size_t *length, int *model);
 
 /// Encodes RGBA8 pixels as 8-bit RGB (has_alpha 0) or RGBA PNG.
 int thumbd_png_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha,
                       void **out, size_t *out_length, char *message, size_t message_size);
+
+// MARK: Colour profiles (Little CMS 2)
+
+/// Profiles larger than this are ignored (SPEC §3.2).
+#define THUMBD_ICC_MAX_BYTES (4u * 1024u * 1024u)
+
+/// How a usable profile is applied.
+enum {
+    THUMBD_ICC_MATRIX_SHAPER = 1,  // tone curves + 3×3 matrix: the imaging layer applies them
+    THUMBD_ICC_TRANSFORM = 2,      // anything else: a full lcms2 transform of every row
+};
+
+/// Parses an ICC profile for pixels of colour model `model` (THUMBD_GRAY,
+/// THUMBD_RGB or THUMBD_CMYK; `cmyk_inverted` for Adobe CMYK). Returns NULL,
+/// with the reason in message, when the profile must be ignored: over 4 MiB,
+/// unparsable, of another colour space, or unusable by lcms2.
+thumbd_icc *thumbd_icc_open(const void *profile, size_t length, int model, int cmyk_inverted,
+                            char *message, size_t message_size);
+/// THUMBD_ICC_MATRIX_SHAPER or THUMBD_ICC_TRANSFORM.
+int thumbd_icc_kind(const thumbd_icc *icc);
+/// Matrix/shaper only. curves: 3×256 floats (R, G, B tables: 8-bit sample →
+/// linear light 0…1). matrix: 9 floats, row-major, source linear RGB → linear
+/// sRGB (identity for gray profiles).
+void thumbd_icc_matrix_shaper(const thumbd_icc *icc, float *curves, float *matrix);
+/// Transform only, gray or RGB profiles: converts RGBA8 pixels (gray as
+/// R = G = B) to sRGB in place, perceptual intent; alpha is kept.
+void thumbd_icc_convert_rgba(thumbd_icc *icc, void *rgba, size_t pixels);
+/// Transform only, CMYK profiles: CMYK8 pixels → RGBA8 sRGB, alpha 255.
+void thumbd_icc_convert_cmyk(thumbd_icc *icc, const void *cmyk, void *rgba, size_t pixels);
+void thumbd_icc_close(thumbd_icc *icc);
 
 /// Frees a buffer an encoder returned.
 void thumbd_free(void *buffer);

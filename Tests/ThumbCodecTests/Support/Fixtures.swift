@@ -62,6 +62,6 @@ enum Fixtures {
 struct CountingSink: ScanlineSink {
     var begun = 0
     var rows = 0
-    mutating func begin(width: Int, height: Int) { begun += 1 }
+    mutating func begin(width: Int, height: Int, color: SourceColorSpace) { begun += 1 }
     mutating func consume(_ rows: UnsafeRawBufferPointer, rowCount: Int) { self.rows += rowCount }
 }
