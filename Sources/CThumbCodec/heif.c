@@ -7,7 +7,7 @@
 
 // HEIF and AVIF through libheif (HEVC via libde265, AV1 via dav1d/aom). libheif
 // applies irot/imir/clap when decoding; Exif orientation is never read, so the
-// image is upright exactly once (SPEC §3.2). libheif returns errors by value.
+// image is upright exactly once (README § Output). libheif returns errors by value.
 
 // libheif's own default per-side limit; the caller's pixel limit can only tighten it.
 enum { HEIF_SIDE_LIMIT = 32768 };

@@ -5,7 +5,7 @@
 #include "thumbd_codec.h"
 
 // libpng's full API (not png_image_*): the simplified API applies gAMA and
-// treats 16-bit samples as linear, and SPEC §3.2 wants neither.
+// treats 16-bit samples as linear, and README § Output wants neither.
 
 typedef struct {
     const uint8_t *data;
@@ -140,7 +140,7 @@ thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, uint32_t *o
     int type = png_get_color_type(d->png, d->info);
     d->color = (type & PNG_COLOR_MASK_COLOR) != 0;
     png_set_expand(d->png);        // palette → RGB, gray < 8 bits → 8, tRNS → alpha
-    png_set_strip_16(d->png);      // 16-bit keeps its high byte (SPEC §3.2)
+    png_set_strip_16(d->png);      // 16-bit keeps its high byte (README § Output)
     png_set_gray_to_rgb(d->png);
     if (!(type & PNG_COLOR_MASK_ALPHA) && !png_get_valid(d->png, d->info, PNG_INFO_tRNS))
         png_set_add_alpha(d->png, 0xFF, PNG_FILLER_AFTER);

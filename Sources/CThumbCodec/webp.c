@@ -136,7 +136,7 @@ thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
     uint32_t width = cw, height = ch;
     // Shrink on load only for still opaque images: libwebp's rescaler does not
     // premultiply the colour of lossy images with alpha, which would leave
-    // dark fringes around transparent edges (SPEC §3.2).
+    // dark fringes around transparent edges (README § Output).
     if (!animated && !config.input.has_alpha && scale_num >= 1 && scale_num < 8) {
         width = (cw * (uint32_t)scale_num + 7) / 8;
         height = (ch * (uint32_t)scale_num + 7) / 8;

@@ -1,11 +1,11 @@
 import CThumbCodec
 import ThumbImaging
 
-/// What a decode does about an embedded colour profile (SPEC §3.2 "Colour").
+/// What a decode does about an embedded colour profile (README § Output "Colour").
 ///
 /// A decoder session reads the profile bytes and the colour model they must
 /// describe, and builds one of these with `init(profile:model:cmykInverted:)`.
-/// `JPEGSession.pump` then passes `sourceColorSpace` to the sink and runs
+/// `RowPump.run` then passes `sourceColorSpace` to the sink and runs
 /// `.transform` over every batch of rows; CMYK JPEGs hand the transform to
 /// the C decoder instead, which converts CMYK rows itself.
 enum ColorHandling {

@@ -22,12 +22,12 @@ enum FormatSession {
         case .jpeg, .png:
             preconditionFailure("\(header.format) has its own session")
         }
-        guard let decoder = opened else { return .failure(JPEGSession.failure(status, message)) }
+        guard let decoder = opened else { return .failure(RowPump.failure(status, message)) }
         defer { thumbd_decoder_close(decoder) }
         // Only WebP scales; anything else reports full size.
         let scale = Int(width) == header.width && Int(height) == header.height ? 8 : scaleNumerator
-        return JPEGSession.pump(width: Int(width), height: Int(height), scale: scale, into: &sink) { buffer, max, read in
+        return RowPump.run(width: Int(width), height: Int(height), scale: scale, into: &sink) { buffer, max, read in
             thumbd_decoder_read(decoder, buffer, max, read, &message, message.count)
-        } onError: { JPEGSession.failure($0, message) }
+        } onError: { RowPump.failure($0, message) }
     }
 }

@@ -26,8 +26,6 @@ public struct ImageHeader: Sendable, Equatable {
     public let colorModel: ColorModel
     /// JPEG components (1, 3 or 4); 4 for PNG (decoded as RGBA).
     public let components: Int
-    /// JPEG: the largest horizontal and vertical sampling factors (MCU geometry).
-    let maxSampling: (h: Int, v: Int)
     /// A lossless WebP (libwebp decodes it through a whole-image ARGB buffer).
     public let isLossless: Bool
     /// The `maxPixels` the probe was given; the HEIF decoder needs it again.
@@ -45,7 +43,6 @@ public struct ImageHeader: Sendable, Equatable {
         bitDepth = info.bit_depth > 0 ? Int(info.bit_depth) : 8
         self.pixelLimit = pixelLimit
         components = Int(info.components)
-        maxSampling = (max(1, Int(info.max_h_samp)), max(1, Int(info.max_v_samp)))
         switch Int(info.color_model) {
         case Int(THUMBD_GRAY): colorModel = .gray
         case Int(THUMBD_RGB): colorModel = .rgb
@@ -64,7 +61,7 @@ public struct ImageHeader: Sendable, Equatable {
     public static func == (a: ImageHeader, b: ImageHeader) -> Bool {
         a.format == b.format && a.width == b.width && a.height == b.height && a.orientation == b.orientation
             && a.hasAlpha == b.hasAlpha && a.isProgressive == b.isProgressive && a.colorModel == b.colorModel
-            && a.components == b.components && a.maxSampling == b.maxSampling && a.isAnimated == b.isAnimated
+            && a.components == b.components && a.isAnimated == b.isAnimated
             && a.bitDepth == b.bitDepth && a.isLossless == b.isLossless
     }
 }

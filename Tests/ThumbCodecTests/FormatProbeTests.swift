@@ -51,7 +51,7 @@ import ThumbImaging
     }
 
     /// libheif applies irot/imir; the Exif orientation 6 in the same file is
-    /// ignored, so the picture is turned exactly once (SPEC §3.2).
+    /// ignored, so the picture is turned exactly once (README § Output).
     @Test func heifTransformsAreAppliedAndExifOrientationIgnored() throws {
         let data = Fixtures.bytes("formats/photo-irot1-imir0-exif6.avif")
         let header = try ImageDecoder.probe(data, maxPixels: 1 << 20)
@@ -75,7 +75,7 @@ import ThumbImaging
         #expect(try probe("orient-6-exif-prefix.webp").orientation == .right)
     }
 
-    /// SPEC §3.2: decided by the bytes; for ISO-BMFF by the ftyp brands.
+    /// README § Output: decided by the bytes; for ISO-BMFF by the ftyp brands.
     @Test func sniffingUsesMagicBytesAndBrands() {
         func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
             let size = 16 + 4 * compatible.count

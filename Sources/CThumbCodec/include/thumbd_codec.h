@@ -102,7 +102,7 @@ int thumbd_png_encode(const void *rgba, uint32_t width, uint32_t height, int has
 
 // MARK: Colour profiles (Little CMS 2)
 
-/// Profiles larger than this are ignored (SPEC §3.2).
+/// Profiles larger than this are ignored (README § Output).
 #define THUMBD_ICC_MAX_BYTES (4u * 1024u * 1024u)
 
 /// How a usable profile is applied.
