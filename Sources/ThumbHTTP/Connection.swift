@@ -200,7 +200,8 @@ final class Connection: @unchecked Sendable {
         // The descriptor may only close once both sources have finished cancelling.
         let fd = self.fd
         var pending = 2
-        let closeWhenBothCancelled = { pending -= 1; if pending == 0 { Glibc.close(fd) } }
+        let queue = self.queue
+        let closeWhenBothCancelled = { pending -= 1; if pending == 0 { LingeringClose.start(fd: fd, queue: queue) } }
         readSource?.setCancelHandler(handler: closeWhenBothCancelled)
         writeSource?.setCancelHandler(handler: closeWhenBothCancelled)
         readSource?.cancel()
