@@ -31,7 +31,7 @@ final class TestClient {
             inet_pton(AF_INET, host, &a.sin_addr)
             result = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         }
-        if result != 0 { close(fd); throw POSIXError(.ECONNREFUSED) }
+        if result != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
     }
 
     init(unixPath: String) throws {
@@ -42,7 +42,7 @@ final class TestClient {
         a.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &a.sun_path) { $0.copyBytes(from: Array(unixPath.utf8) + [0]) }
         let r = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        if r != 0 { close(fd); throw POSIXError(.ECONNREFUSED) }
+        if r != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
     }
 
     deinit { close(fd) }

@@ -1,0 +1,40 @@
+import Testing
+@testable import ThumbHTTP
+
+@Suite struct ResponseHeadTests {
+    private func lines(_ response: HTTPResponse, keepAlive: Bool) -> [String] {
+        String(decoding: ResponseHead.bytes(of: response, keepAlive: keepAlive), as: UTF8.self)
+            .components(separatedBy: "\r\n")
+    }
+
+    @Test func statusLineServerFieldsThenTheResponseOwnAndABlankLine() throws {
+        let response = HTTPResponse(status: 200, headers: [("Content-Type", "image/jpeg"), ("X-Cache", "memory")],
+                                    body: [UInt8](repeating: 1, count: 1_234_567))
+        let l = lines(response, keepAlive: true)
+        #expect(l[0] == "HTTP/1.1 200 OK")
+        let date = try #require(l[1].split(separator: " ", maxSplits: 1).last)
+        #expect(l[1].hasPrefix("Date: ") && date.hasSuffix(" GMT") && date.count == 29, "IMF-fixdate: \(l[1])")
+        #expect(Array(l[2...]) == ["Server: thumbd", "Content-Length: 1234567", "Connection: keep-alive",
+                                   "Content-Type: image/jpeg", "X-Cache: memory", "", ""])
+        #expect(ResponseHead.body(of: response).count == 1_234_567)
+    }
+
+    @Test func closeZeroLengthAndAnUnlistedStatus() {
+        let l = lines(HTTPResponse(status: 299), keepAlive: false)
+        #expect(l[0] == "HTTP/1.1 299 Status 299" && l[3] == "Content-Length: 0" && l[4] == "Connection: close")
+    }
+
+    @Test func a304CarriesNoLengthAndNoBody() {
+        let response = HTTPResponse(status: 304, headers: [("ETag", "\"x\"")], body: Array("ignored".utf8))
+        let l = lines(response, keepAlive: true)
+        #expect(!l.contains { $0.hasPrefix("Content-Length") } && l.contains("ETag: \"x\""))
+        #expect(ResponseHead.body(of: response).isEmpty)
+    }
+
+    @Test func headKeepsTheLengthOfTheBodyItDoesNotSend() {
+        var response = HTTPResponse(status: 200, body: Array("0123456789".utf8))
+        response.omitBody = true
+        #expect(lines(response, keepAlive: true).contains("Content-Length: 10"))
+        #expect(ResponseHead.body(of: response).isEmpty)
+    }
+}
