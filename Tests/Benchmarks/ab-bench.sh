@@ -39,7 +39,8 @@ start() { # NAME BIN PORT MEMORY -> pid
   cat > "$W/$1.json" <<CONF
 {"listen": "127.0.0.1:$3", "memoryCacheBytes": $4, "origin": {"allowPrivateNetworks": true}, "diskStore": {"path": "$W/store-$1"}, "log": {"accessLog": false}}
 CONF
-  "$2" --config "$W/$1.json" 2>/dev/null & echo $!
+  # Its output must not hold the $(...) pipe open, or the caller waits forever.
+  "$2" --config "$W/$1.json" >/dev/null 2>&1 & echo $!
 }
 for i in $(seq "$ROUNDS"); do
   for side in A B; do
