@@ -13,6 +13,15 @@ import ThumbHTTP
 /// The whole service over real loopback sockets: thumbd's HTTP server with the
 /// service handler in front of a real origin, both on 127.0.0.1.
 @Suite(.serialized) struct EndToEndTests {
+    /// A loopback origin and a daemon on a fresh store (removed afterwards) for `body`.
+    static func withDaemon(_ change: (inout ServiceConfiguration) -> Void = { _ in },
+                           _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
+        let origin = try TestOrigin()
+        let dir = NSTemporaryDirectory() + "thumbd-e2e-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try body(try TestDaemon(store: dir, change: change), origin)
+    }
+
     /// The real `Daemon` (the wiring `thumbd` ships) on an ephemeral loopback
     /// port, with a small HTTP client.
     final class TestDaemon: @unchecked Sendable {

@@ -83,10 +83,7 @@ struct NegotiationTests {
 
     private func withDaemon(_ change: (inout ServiceConfiguration) -> Void = { _ in },
                             _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
-        let origin = try TestOrigin()
-        let dir = NSTemporaryDirectory() + "thumbd-headers-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try body(try TestDaemon(store: dir, change: change), origin)
+        try EndToEndTests.withDaemon(change, body)
     }
 
     private func target(_ origin: TestOrigin, _ path: String, _ extra: String = "") -> String {
@@ -136,10 +133,7 @@ struct NegotiationTests {
 
     private func withDaemon(_ change: (inout ServiceConfiguration) -> Void = { _ in },
                             _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
-        let origin = try TestOrigin()
-        let dir = NSTemporaryDirectory() + "thumbd-formats-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try body(try TestDaemon(store: dir, change: change), origin)
+        try EndToEndTests.withDaemon(change, body)
     }
 
     private func target(_ origin: TestOrigin, _ path: String, _ extra: String) -> String {

@@ -12,11 +12,7 @@ import ThumbHTTP
 
     private func withDaemon(_ change: (inout ServiceConfiguration) -> Void = { _ in },
                             _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
-        let origin = try TestOrigin()
-        let dir = NSTemporaryDirectory() + "thumbd-ops-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try TestDaemon(store: dir, change: change)
-        try body(daemon, origin)
+        try EndToEndTests.withDaemon(change, body)
     }
 
     private func encoded(_ url: String) -> String { url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
