@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ThumbCodec
 import ThumbImaging
@@ -147,6 +148,23 @@ import ThumbImaging
         let pieces = ICC.segments(ICC.profile("display-p3.icc"), chunk: 64)
         #expect(pieces.count == 10)
         #expect(try ICC.decode(ICC.tagging(testorig, with: pieces.reversed())) == small)
+    }
+
+    /// Render workers decode concurrently: each profile gets its own lcms2
+    /// context and transform, so parallel decodes agree with serial ones.
+    @Test func concurrentDecodesAgree() throws {
+        let inputs = [ICC.tagging(testorig, profile: ICC.profile("display-p3.icc")),
+                      ICC.tagging(Fixtures.bytes("cmyk.jpg"), profile: ICC.profile("cmyk-lut.icc")),
+                      Fixtures.bytes("icc/lut-rgba.png"), Fixtures.bytes("icc/ignored/garbage-iccp.png")]
+        let serial = try inputs.map { try ICC.decode($0) }
+        let results = Mutex<[Int: Bitmap]>([:])
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            let bitmap = try? ICC.decode(inputs[i % inputs.count])
+            results.withLock { $0[i] = bitmap }
+        }
+        let all = results.withLock { $0 }
+        #expect(all.count == 16)
+        for (i, bitmap) in all { #expect(bitmap == serial[i % inputs.count], "decode \(i)") }
     }
 
     /// An sRGB profile (the ICC's sRGB2014, from the corpus) changes nothing:
