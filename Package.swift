@@ -36,7 +36,6 @@ let package = Package(
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
 
         .target(name: "ThumbImaging",
-                swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))],
                 linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbJSON"]),
