@@ -18,11 +18,15 @@ public struct PipelineLimits: Sendable, Equatable {
 public struct RenderPlan: Sendable {
     public let header: ImageHeader
     public let geometry: ThumbnailGeometry
+    /// The original's size: its bytes stay in memory for the whole decode.
+    public let sourceBytes: Int
 
     /// Bytes the decode is estimated to need at its peak (README § Configuration
-    /// `maxDecodeMemoryBytes`): the decoder's own estimate plus the result.
+    /// `maxDecodeMemoryBytes`): the decoder's own estimate, the result, and the
+    /// original held while decoding (a small image padded with 48 MB of APP2
+    /// segments must cost its 48 MB here).
     public var estimatedMemory: Int {
-        ImageDecoder.estimatedDecodeMemory(header: header,
+        sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header,
                                            minimumDisplayedSize: (geometry.scaledWidth, geometry.scaledHeight))
             + geometry.scaledWidth * geometry.scaledHeight * 4
     }
@@ -61,7 +65,7 @@ public enum ThumbnailPipeline {
         if max(geometry.width, geometry.height) > limits.maxOutputDimension {
             throw .badRequest("result \(geometry.width)x\(geometry.height) exceeds maxOutputDimension \(limits.maxOutputDimension)")
         }
-        return RenderPlan(header: header, geometry: geometry)
+        return RenderPlan(header: header, geometry: geometry, sourceBytes: source.count)
     }
 
     /// The prepared bitmap of a plan: decoded at reduced scale where the

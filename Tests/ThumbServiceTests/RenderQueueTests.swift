@@ -145,4 +145,23 @@ private func waitUntil(_ condition: () -> Bool) {
         waitUntil { queue.statistics.active == 0 }
         #expect(queue.oldestRunningSeconds == nil)
     }
+
+    /// A finished job releases what it captured (the original's bytes) at once,
+    /// not when later jobs push it out of the queue's storage (issue 14: 40
+    /// renders of 48 MB originals held 2 GB).
+    @Test func aFinishedJobReleasesWhatItCaptured() throws {
+        final class Original: Sendable {}
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        weak var held: Original?
+        let done = DispatchSemaphore(value: 0)
+        do {
+            let original = Original()
+            held = original
+            try queue.submit(cost: 1) { withExtendedLifetime(original) {}; done.signal() }
+        }
+        done.wait()
+        waitUntil { queue.statistics.active == 0 && held == nil }
+        #expect(held == nil)
+    }
 }

@@ -109,6 +109,35 @@ import Testing
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
+    /// `jpeg` with `segments` APP2 segments of 64 KiB (not ICC) after SOI:
+    /// the same pixels, an original many times larger.
+    private static func padded(_ jpeg: [UInt8], segments: Int) -> [UInt8] {
+        let payload = [UInt8]("PAD\0".utf8) + [UInt8](repeating: 0, count: 65_529)
+        let segment = [0xFF, 0xE2, 0xFF, 0xFF] + payload   // length 0xFFFF counts itself
+        return Array(jpeg[0..<2]) + Array([[UInt8]](repeating: segment, count: segments).joined()) + jpeg[2...]
+    }
+
+    /// README § Configuration `limits.maxDecodeMemoryBytes` counts the original's
+    /// bytes held while decoding: a thumbnail-sized JPEG padded to 4 MB is
+    /// refused by a budget that its pixels alone would fit (issue 14).
+    @Test func theDecodeEstimateCountsTheOriginalsBytes() throws {
+        let variant = PreparedVariant(width: 64, height: nil, fit: .inside, enlarge: false)
+        let limits = ServiceConfiguration().pipelineLimits
+        let plain = try ThumbnailPipeline.plan(source: TestOrigin.jpeg, variant: variant, limits: limits).estimatedMemory
+        let big = Self.padded(TestOrigin.jpeg, segments: 64)
+        let padded = try ThumbnailPipeline.plan(source: big, variant: variant, limits: limits).estimatedMemory
+        #expect(padded - plain == big.count - TestOrigin.jpeg.count)
+
+        let origin = try TestOrigin(extraRoutes: ["/padded.jpg": big])
+        let s = try service { $0.limits.maxDecodeMemoryBytes = plain + 1_000_000 }
+        let result = answer(s, try request(origin.url("/padded.jpg"), [("w", "64")]))
+        guard case .failure(.imageTooLarge) = result else {
+            Issue.record("expected image_too_large, got \(result)"); return
+        }
+        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "64")])).map(\.cache) == .success(.origin))
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
     /// A reload that narrows allowedHosts stops serving what is cached or
     /// stored for the hosts it drops: 403 from memory and from disk alike.
     @Test func narrowedAllowedHostsRefuseCachedAndStoredSources() throws {

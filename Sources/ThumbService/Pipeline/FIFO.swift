@@ -1,8 +1,13 @@
 /// A first-in, first-out queue on an array with a moving head: popping is
 /// O(1), and the consumed prefix is dropped only once it is most of the
 /// array, instead of shifting every element on every pop.
+///
+/// Slots are optional so that a popped element is released at once: render
+/// jobs capture the original's bytes (up to `limits.maxSourceBytes` each), and
+/// a consumed prefix that kept them alive held up to 64 originals outside
+/// every budget (issue 14).
 struct FIFO<Element> {
-    private var storage: [Element] = []
+    private var storage: [Element?] = []
     private var head = 0
 
     var count: Int { storage.count - head }
@@ -11,23 +16,27 @@ struct FIFO<Element> {
 
     mutating func append(_ element: Element) { storage.append(element) }
 
-    mutating func append(contentsOf elements: some Sequence<Element>) { storage.append(contentsOf: elements) }
+    mutating func append(contentsOf elements: some Sequence<Element>) {
+        storage.append(contentsOf: elements.lazy.map { Optional($0) })
+    }
 
     mutating func popFirst() -> Element? {
         guard !isEmpty else { return nil }
-        defer {
-            head += 1
-            if head > 64 && head * 2 > storage.count {
-                storage.removeFirst(head)
-                head = 0
-            }
+        let element = storage[head].take()
+        head += 1
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
         }
-        return storage[head]
+        return element
     }
 
     /// Removes and returns the first waiting element that matches.
     mutating func remove(where matches: (Element) -> Bool) -> Element? {
-        guard let index = storage[head...].firstIndex(where: matches) else { return nil }
+        guard let index = storage[head...].firstIndex(where: { matches($0!) }) else { return nil }
         return storage.remove(at: index)
     }
 }

@@ -12,11 +12,15 @@ final class TestOrigin: Sendable {
     static let jpeg: [UInt8] = [UInt8](FileManager.default.contents(atPath: URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().appendingPathComponent("../../ThumbCodecTests/Fixtures/rocket.jpg").standardized.path)!)
 
-    init() throws {
+    /// `extraRoutes`: bodies a test builds, served with 200 by path.
+    init(extraRoutes: [String: [UInt8]] = [:]) throws {
         let counter = self.counter
         let box = PortBox()
         server = HTTPServer(configuration: HTTPServerConfiguration()) { request, responder in
             counter.hit(request.path)
+            if let body = extraRoutes[request.path] {
+                return responder.respond(HTTPResponse(status: 200, body: body))
+            }
             Self.route(request, responder, port: box.port)
         }
         port = try server.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
