@@ -138,6 +138,32 @@ import Testing
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
+    /// Downloads hold no thread (issue 11): 200 misses on distinct slow
+    /// sources at once leave the thread count where it was, give or take
+    /// the few threads Dispatch starts for the disk look-ups.
+    @Test func twoHundredSlowMissesDoNotGrowTheThreadCount() throws {
+        func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
+        let origin = try TestOrigin()
+        let s = try service { $0.origin.maxConcurrentFetches = 256; $0.maxQueue = 1000 }
+        _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "8")]))   // workers, engine and origin warmed up
+        let before = threads()
+        let group = DispatchGroup()
+        let ok = Atomic<Int>(0)
+        for n in 0..<200 {
+            group.enter()
+            s.thumbnail(try request(origin.url("/slow.jpg?n=\(n)"), [("w", "8")])) { result in
+                if case .success = result { ok.add(1, ordering: .relaxed) }
+                group.leave()
+            }
+        }
+        var peak = before
+        let end = Date().addingTimeInterval(20)
+        while group.wait(timeout: .now() + 0.02) == .timedOut, Date() < end { peak = max(peak, threads()) }
+        #expect(ok.load(ordering: .relaxed) == 200)
+        #expect(peak - before <= 12, "threads \(before) before, \(peak) at the peak")
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
     /// A reload that narrows allowedHosts stops serving what is cached or
     /// stored for the hosts it drops: 403 from memory and from disk alike.
     @Test func narrowedAllowedHostsRefuseCachedAndStoredSources() throws {

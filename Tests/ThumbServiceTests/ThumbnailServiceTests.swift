@@ -16,11 +16,14 @@ private final class FixtureOrigin: OriginFetching {
         body = [UInt8](FileManager.default.contents(atPath: path)!)
     }
 
-    func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+    func fetchOriginal(_ url: String, conditional: Conditional?,
+                       completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
         fetches.withLock { $0 += 1 }
-        usleep(100_000)
-        if url.hasSuffix("/missing.jpg") { throw .sourceNotFound }
-        return .fetched(body: body, etag: "\"v1\"", lastModified: nil, finalURL: url)
+        let body = body
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) {
+            if url.hasSuffix("/missing.jpg") { return completion(.failure(.sourceNotFound)) }
+            completion(.success(.fetched(body: body, etag: "\"v1\"", lastModified: nil, finalURL: url)))
+        }
     }
 }
 

@@ -1,12 +1,9 @@
 import ThumbFetch
 
 extension Fetcher: OriginFetching {
-    public func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
-        do throws(FetchError) {
-            return try fetch(url, conditional: conditional)
-        } catch {
-            throw ServiceError(error)
-        }
+    public func fetchOriginal(_ url: String, conditional: Conditional?,
+                              completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
+        fetch(url, conditional: conditional) { completion($0.mapError(ServiceError.init)) }
     }
 
     public func update(configuration: ServiceConfiguration) {

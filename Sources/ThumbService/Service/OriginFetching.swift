@@ -1,9 +1,15 @@
+import Dispatch
+import Synchronization
 import ThumbFetch
+
 /// Downloads originals; `Fetcher` is the real one. A protocol so the service
 /// can be driven by tests through the same seam.
 public protocol OriginFetching: Sendable {
-    /// Blocking: called on the fetch queue, never on a socket thread.
-    func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult
+    /// Starts a download without holding a thread while it runs; `completion`
+    /// runs once, on any thread, and must not block (the service hops to its
+    /// own queue before touching the disk).
+    func fetchOriginal(_ url: String, conditional: Conditional?,
+                       completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void)
     /// New origin rules after a reload (SIGHUP); fetches already running keep theirs.
     func update(configuration: ServiceConfiguration)
 }
@@ -11,4 +17,17 @@ public protocol OriginFetching: Sendable {
 extension OriginFetching {
     /// New origin rules after a reload; fetchers without any ignore it.
     public func update(configuration: ServiceConfiguration) {}
+
+    /// Blocking, for tests and tools: waits on a semaphore while the download
+    /// runs. Never call it from a completion.
+    public func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+        let outcome = Mutex<Result<FetchResult, ServiceError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        fetchOriginal(url, conditional: conditional) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
 }

@@ -1,81 +1,90 @@
+import Dispatch
 import ThumbFetch
-import Foundation
-import Synchronization
 
 /// Gets an original's bytes: from the disk store while fresh, revalidated with
 /// the origin once past `diskStore.ttlSeconds`, else downloaded and stored.
-/// Blocking; runs on the fetch queue.
+///
+/// Downloads hold no thread: the fetcher runs them on its own engine and calls
+/// back; the disk work after a download (storing the bytes) runs on `io`,
+/// never on the fetcher's thread, which serves every other download.
 struct OriginLoader: Sendable {
+    typealias Completion = @Sendable (Result<Original, ServiceError>) -> Void
+
     let fetcher: any OriginFetching
     let disk: DiskStore?
     let counters: SharedCounters
     let now: @Sendable () -> Double
+    let io: DispatchQueue
 
-    /// `ttl`: seconds an original on disk is trusted without asking the origin.
-    /// `onChanged` runs when a revalidation finds new bytes (prepared variants
-    /// of the old ones must go).
-    func load(_ url: String, ttl: Double, onChanged: (String) -> Void) throws(ServiceError) -> Original {
+    /// Called on `io` (it reads the disk store). `ttl`: seconds an original on
+    /// disk is trusted without asking the origin. `onChanged` runs when a
+    /// revalidation finds new bytes or the source is gone (prepared variants of
+    /// the old ones must go). `completion` runs once, on `io` or the caller's thread.
+    func load(_ url: String, ttl: Double, onChanged: @escaping @Sendable (String) -> Void,
+              completion: @escaping Completion) {
         guard let stored = disk?.load(url: url) else {
-            let result = try download(url, conditional: nil)
-            guard case .fetched(let body, let etag, let lastModified, _) = result else {
-                throw .originError("origin answered 304 to an unconditional request")
+            return download(url, conditional: nil) { result in
+                completion(result.flatMap { fetched in
+                    guard case .fetched(let body, let etag, let lastModified, _) = fetched else {
+                        return .failure(.originError("origin answered 304 to an unconditional request"))
+                    }
+                    return .success(keep(url, body: body, etag: etag, lastModified: lastModified))
+                })
             }
-            return keep(url, body: body, etag: etag, lastModified: lastModified)
         }
         if now() - stored.metadata.fetchedAt <= ttl {
-            return Original(data: stored.data, metadata: stored.metadata, outcome: .disk)
+            return completion(.success(Original(data: stored.data, metadata: stored.metadata, outcome: .disk)))
         }
         disk?.noteRevalidation()
         let conditional = Conditional(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
-        let result: FetchResult
-        do {
-            result = try download(url, conditional: conditional)
-        } catch {
-            switch error {
-            case .sourceNotFound:
-                disk?.remove(url: url)
-                onChanged(url)
-                throw error
-            case .originError, .originTimeout:
-                // Like nginx's proxy_cache_use_stale: a flaky origin should not take down images we hold.
-                return Original(data: stored.data, metadata: stored.metadata, outcome: .disk)
-            default:
-                throw error
-            }
+        download(url, conditional: conditional) { result in
+            completion(revalidated(url, stored: stored, by: result, onChanged: onChanged))
         }
+    }
+
+    private func revalidated(_ url: String, stored: (metadata: OriginalMetadata, data: [UInt8]), by result: Result<FetchResult, ServiceError>,
+                             onChanged: (String) -> Void) -> Result<Original, ServiceError> {
         switch result {
-        case .notModified(let etag, let lastModified):
+        case .failure(.sourceNotFound):
+            disk?.remove(url: url)
+            onChanged(url)
+            return .failure(.sourceNotFound)
+        case .failure(.originError), .failure(.originTimeout):
+            // Like nginx's proxy_cache_use_stale: a flaky origin should not take down images we hold.
+            return .success(Original(data: stored.data, metadata: stored.metadata, outcome: .disk))
+        case .failure(let error):
+            return .failure(error)
+        case .success(.notModified(let etag, let lastModified)):
             var metadata = stored.metadata
             metadata.fetchedAt = now()
             metadata.etag = etag ?? metadata.etag
             metadata.lastModified = lastModified ?? metadata.lastModified
             disk?.store(url: url, data: stored.data, metadata: metadata)
-            return Original(data: stored.data, metadata: metadata, outcome: .disk)
-        case .fetched(let body, let etag, let lastModified, _):
+            return .success(Original(data: stored.data, metadata: metadata, outcome: .disk))
+        case .success(.fetched(let body, let etag, let lastModified, _)):
             let fresh = keep(url, body: body, etag: etag, lastModified: lastModified)
             if fresh.metadata.sha256 != stored.metadata.sha256 { onChanged(url) }
-            return fresh
+            return .success(fresh)
         }
     }
 
-    private func download(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
+    /// `completion` runs on `io`.
+    private func download(_ url: String, conditional: Conditional?,
+                          completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
         counters.withLock {
             $0.originFetches += 1
             $0.originInFlight += 1
         }
-        do {
-            let result = try fetcher.fetchOriginal(url, conditional: conditional)
+        fetcher.fetchOriginal(url, conditional: conditional) { [counters, io] result in
             counters.withLock {
                 $0.originInFlight -= 1
-                if case .fetched(let body, _, _, _) = result { $0.originBytes += body.count }
+                switch result {
+                case .success(.fetched(let body, _, _, _)): $0.originBytes += body.count
+                case .success: break
+                case .failure: $0.originFailures += 1
+                }
             }
-            return result
-        } catch {
-            counters.withLock {
-                $0.originInFlight -= 1
-                $0.originFailures += 1
-            }
-            throw error
+            io.async { completion(result) }
         }
     }
 

@@ -9,9 +9,10 @@ import ThumbImaging
 /// sockets; the HTTP handler adapts it.
 ///
 /// Threads: `thumbnail(_:completion:)` is called on a socket thread and only
-/// does cache lookups there. Originals load on the fetch queue (blocking
-/// network and disk I/O); decoding, scaling and encoding run on the render
-/// queue's workers. `completion` is called exactly once, from any thread.
+/// does cache lookups there. Originals load from disk on the fetch queue;
+/// downloads run on the fetcher's own engine, without a thread each; decoding,
+/// scaling and encoding run on the render queue's workers. `completion` is
+/// called exactly once, from any thread.
 public final class ThumbnailService: Sendable {
     private let configuration: Mutex<ServiceConfiguration>
     let memory: MemoryCache<MemoryKey, MemoryItem>
@@ -22,7 +23,9 @@ public final class ThumbnailService: Sendable {
     private let loader: OriginLoader
     private let renderFlights = RenderFlights<ThumbnailRequest, ThumbnailResult>()
     private let originFlights = Coalescer<String, Original>()
-    private let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
+    /// Disk reads and writes of originals, and the render planning after them;
+    /// downloads themselves hold no thread here.
+    private let fetchQueue: DispatchQueue
 
     public init(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -32,7 +35,9 @@ public final class ThumbnailService: Sendable {
         renders = RenderQueue(workers: configuration.workers, maxQueue: configuration.maxQueue,
                               memoryBudget: configuration.limits.maxDecodeMemoryBytes)
         negative = NegativeCache(ttlSeconds: configuration.origin.negativeCacheSeconds, now: now)
-        loader = OriginLoader(fetcher: fetcher, disk: disk, counters: counters, now: now)
+        let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
+        self.fetchQueue = fetchQueue
+        loader = OriginLoader(fetcher: fetcher, disk: disk, counters: counters, now: now, io: fetchQueue)
     }
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }
@@ -107,16 +112,12 @@ public final class ThumbnailService: Sendable {
         }
         let ttl = Double(config.diskStore.ttlSeconds)
         fetchQueue.async { [self] in
-            let result: Result<Original, ServiceError>
-            do throws(ServiceError) {
-                result = .success(try loader.load(url, ttl: ttl) { changed in
-                    _ = memory.removeAll { $0.url == changed }
-                })
-            } catch {
-                negative.remember(url, error)
-                result = .failure(error)
+            loader.load(url, ttl: ttl, onChanged: { [memory] changed in
+                _ = memory.removeAll { $0.url == changed }
+            }) { [self] result in
+                if case .failure(let error) = result { negative.remember(url, error) }
+                originFlights.complete(url, with: result)
             }
-            originFlights.complete(url, with: result)
         }
     }
 
