@@ -92,6 +92,8 @@ struct OriginResponse: Sendable {
     var status: Int
     var headers: [String: String]   // lower-cased names
     var body: [UInt8]
+    /// The last address the checks allowed for this transfer: the one it used.
+    var address: IPAddress? = nil
 }
 
 /// What the C callbacks reach through their context pointer. Touched only
@@ -101,6 +103,7 @@ private final class Hop: @unchecked Sendable {
     let request: OriginRequest
     let completion: @Sendable (Result<OriginResponse, FetchError>) -> Void
     var refused: AddressClass?
+    var allowed: IPAddress?
 
     init(engine: CurlEngine, request: OriginRequest,
          completion: @escaping @Sendable (Result<OriginResponse, FetchError>) -> Void) {
@@ -121,7 +124,10 @@ private let checkAddress: thumb_address_check = { context, family, bytes in
     } else {
         address = .v6(Array(UnsafeBufferPointer(start: bytes, count: 16)))
     }
-    guard let refusal = hop.request.classify(address) else { return 1 }
+    guard let refusal = hop.request.classify(address) else {
+        hop.allowed = address
+        return 1
+    }
     hop.refused = hop.refused ?? refusal
     return 0
 }
@@ -129,5 +135,9 @@ private let checkAddress: thumb_address_check = { context, family, bytes in
 private let transferDone: thumb_done = { context, result in
     guard let context, let result else { return }
     let hop = Unmanaged<Hop>.fromOpaque(context).takeRetainedValue()
-    hop.completion(TransferOutcome.decide(result.pointee, request: hop.request, refused: hop.refused))
+    hop.completion(TransferOutcome.decide(result.pointee, request: hop.request, refused: hop.refused).map {
+        var response = $0
+        response.address = hop.allowed
+        return response
+    })
 }

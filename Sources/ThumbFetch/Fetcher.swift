@@ -92,7 +92,8 @@ public final class Fetcher: Sendable {
             switch response.status {
             case 200..<300:
                 completion(.success(.fetched(body: response.body, etag: response.headers["etag"],
-                                             lastModified: response.headers["last-modified"], finalURL: url.absolute)))
+                                             lastModified: response.headers["last-modified"], finalURL: url.absolute,
+                                             address: response.address)))
             case 304 where conditional != nil && redirects == 0:
                 completion(.success(.notModified(etag: response.headers["etag"],
                                                  lastModified: response.headers["last-modified"])))

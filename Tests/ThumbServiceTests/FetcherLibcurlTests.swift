@@ -32,13 +32,13 @@ import Testing
     @Test func anHTTPSOriginIsTrustedThroughCaFileOnly() throws {
         let origin = try TLSOrigin()
         let trusted = Fetcher(policy: policy { $0.caFile = origin.caFile })
-        guard case .fetched(let body, let etag, _, let final) = try trusted.fetch(origin.url("/cat.jpg"), conditional: nil) else {
+        guard case .fetched(let body, let etag, _, let final, _) = try trusted.fetch(origin.url("/cat.jpg"), conditional: nil) else {
             Issue.record("not fetched"); return
         }
         #expect(body == TestOrigin.jpeg && etag == "\"v1\"" && final == origin.url("/cat.jpg"))
         #expect(try trusted.fetch(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil))
                 == .notModified(etag: "\"v1\"", lastModified: nil))
-        guard case .fetched(let hopped, _, _, let hopFinal) = try trusted.fetch(origin.url("/hop/3"), conditional: nil) else {
+        guard case .fetched(let hopped, _, _, let hopFinal, _) = try trusted.fetch(origin.url("/hop/3"), conditional: nil) else {
             Issue.record("redirects over https"); return
         }
         #expect(hopped == TestOrigin.jpeg && hopFinal == origin.url("/cat.jpg"))
@@ -83,7 +83,7 @@ import Testing
                                   guard host == "rebind.test" else { return [] }
                                   return [lookups.withLock { $0 += 1; return $0 } == 1 ? "127.0.0.1" : "127.0.0.2"]
                               })
-        guard case .fetched(let body, _, _, _) = try fetcher.fetch(first, conditional: nil) else {
+        guard case .fetched(let body, _, _, _, _) = try fetcher.fetch(first, conditional: nil) else {
             Issue.record("the public answer was not fetched"); return
         }
         #expect(body == TestOrigin.jpeg)
@@ -185,7 +185,7 @@ import Testing
         let count = 200
         for _ in 0..<count {
             fetcher.fetch(origin.url("/slow.jpg"), conditional: nil) { result in
-                if case .success(.fetched(let body, _, _, _)) = result, body == TestOrigin.jpeg { ok.withLock { $0 += 1 } }
+                if case .success(.fetched(let body, _, _, _, _)) = result, body == TestOrigin.jpeg { ok.withLock { $0 += 1 } }
                 done.signal()
             }
         }

@@ -17,7 +17,7 @@ import Testing
 
     @Test func fetchesBytesWithValidatorsAndAnswers304ToAConditionalRequest() throws {
         let origin = try TestOrigin()
-        guard case .fetched(let body, let etag, let lm, _) = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: nil) else {
+        guard case .fetched(let body, let etag, let lm, _, _) = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: nil) else {
             Issue.record("not fetched"); return
         }
         #expect(body == TestOrigin.jpeg && etag == "\"v1\"" && lm == "Sun, 22 Nov 2026 10:00:00 GMT")
@@ -39,7 +39,7 @@ import Testing
 
     @Test func redirectsWithinTheLimitAndRelativeOnesAreFollowed() throws {
         let origin = try TestOrigin()
-        guard case .fetched(let body, _, _, let final) = try fetcher().fetchOriginal(origin.url("/hop/3"), conditional: nil) else {
+        guard case .fetched(let body, _, _, let final, _) = try fetcher().fetchOriginal(origin.url("/hop/3"), conditional: nil) else {
             Issue.record("not fetched"); return
         }
         #expect(body == TestOrigin.jpeg && final == origin.url("/cat.jpg") && origin.hits("/hop/1") == 1)

@@ -192,6 +192,37 @@ import Testing
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
+    /// README § Sources and limits "Re-checked on hits": the address an original
+    /// came from is kept with it; after a reload, or a restart on the same
+    /// store, that disallows private networks, neither its cached variants nor
+    /// its stored original are served, and the origin is not asked.
+    @Test func disallowingPrivateNetworksRefusesWhatWasFetchedFromThem() throws {
+        let origin = try TestOrigin()
+        let s = try service { _ in }   // allowPrivateNetworks: the origin is on 127.0.0.1
+        let cached = try request(origin.url("/cat.jpg"), [("w", "20")])
+        guard case .success = answer(s, cached) else { Issue.record("first answer failed"); return }
+        #expect(s.disk?.load(url: cached.sourceURL)?.metadata.address == "127.0.0.1")
+        var strict = s.config
+        strict.origin.allowPrivateNetworks = false
+        s.reload(strict)
+        for r in [cached, try request(origin.url("/cat.jpg"), [("w", "21")])] {
+            guard case .failure(.forbiddenSource(let message)) = answer(s, r) else {
+                Issue.record("served after private networks were disallowed"); return
+            }
+            #expect(message.contains("127.0.0.1") && message.contains("loopback"), "\(message)")
+        }
+        #expect(origin.hits("/cat.jpg") == 1)
+
+        // A restart on the same store under the strict rules: still refused, origin untouched.
+        let restarted = ThumbnailService(configuration: strict, fetcher: Fetcher(policy: FetchPolicy(configuration: strict)),
+                                         disk: s.disk)
+        guard case .failure(.forbiddenSource) = answer(restarted, cached) else {
+            Issue.record("a stored original fetched from loopback was served after a restart"); return
+        }
+        #expect(origin.hits("/cat.jpg") == 1)
+        if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
     /// SIGHUP's service half (README § Service life): new cache sizes evict at once, new
     /// origin rules reach the fetcher.
     @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {
@@ -203,11 +234,12 @@ import Testing
         var smaller = s.config
         smaller.memoryCacheBytes = 20_000
         smaller.diskStore.maxBytes = 1 << 19
-        smaller.origin.allowPrivateNetworks = false
         s.reload(smaller)
         let after = s.memory.statistics
         #expect(after.limitBytes == 20_000 && after.bytes <= 20_000 && after.evictions > before.evictions)
         #expect(s.disk?.statistics.limitBytes == 1 << 19)
+        smaller.origin.allowPrivateNetworks = false
+        s.reload(smaller)
         // A source not yet on disk now goes through the new rules: loopback is refused.
         let refused = answer(s, try request(origin.url("/slowish.jpg"), [("w", "20")]))
         guard case .failure(.forbiddenSource) = refused else { Issue.record("expected 403, got \(refused)"); return }

@@ -22,7 +22,7 @@ private final class FixtureOrigin: OriginFetching {
         let body = body
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) {
             if url.hasSuffix("/missing.jpg") { return completion(.failure(.sourceNotFound)) }
-            completion(.success(.fetched(body: body, etag: "\"v1\"", lastModified: nil, finalURL: url)))
+            completion(.success(.fetched(body: body, etag: "\"v1\"", lastModified: nil, finalURL: url, address: nil)))
         }
     }
 }

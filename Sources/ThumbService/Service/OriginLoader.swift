@@ -20,17 +20,20 @@ struct OriginLoader: Sendable {
     /// disk is trusted without asking the origin. `onChanged` runs when a
     /// revalidation finds new bytes or the source is gone (prepared variants of
     /// the old ones must go). `completion` runs once, on `io` or the caller's thread.
-    func load(_ url: String, ttl: Double, onChanged: @escaping @Sendable (String) -> Void,
+    func load(_ url: String, ttl: Double, policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void,
               completion: @escaping Completion) {
         guard let stored = disk?.load(url: url) else {
             return download(url, conditional: nil) { result in
                 completion(result.flatMap { fetched in
-                    guard case .fetched(let body, let etag, let lastModified, _) = fetched else {
+                    guard case .fetched(let body, let etag, let lastModified, _, let address) = fetched else {
                         return .failure(.originError("origin answered 304 to an unconditional request"))
                     }
-                    return .success(keep(url, body: body, etag: etag, lastModified: lastModified))
+                    return .success(keep(url, body: body, etag: etag, lastModified: lastModified, address: address))
                 })
             }
+        }
+        if let refused = Self.refusal(of: stored.metadata, policy: policy) {
+            return completion(.failure(refused))
         }
         if now() - stored.metadata.fetchedAt <= ttl {
             return completion(.success(Original(data: stored.data, metadata: stored.metadata, outcome: .disk)))
@@ -61,8 +64,8 @@ struct OriginLoader: Sendable {
             metadata.lastModified = lastModified ?? metadata.lastModified
             disk?.store(url: url, data: stored.data, metadata: metadata)
             return .success(Original(data: stored.data, metadata: metadata, outcome: .disk))
-        case .success(.fetched(let body, let etag, let lastModified, _)):
-            let fresh = keep(url, body: body, etag: etag, lastModified: lastModified)
+        case .success(.fetched(let body, let etag, let lastModified, _, let address)):
+            let fresh = keep(url, body: body, etag: etag, lastModified: lastModified, address: address)
             if fresh.metadata.sha256 != stored.metadata.sha256 { onChanged(url) }
             return .success(fresh)
         }
@@ -79,7 +82,7 @@ struct OriginLoader: Sendable {
             counters.withLock {
                 $0.originInFlight -= 1
                 switch result {
-                case .success(.fetched(let body, _, _, _)): $0.originBytes += body.count
+                case .success(.fetched(let body, _, _, _, _)): $0.originBytes += body.count
                 case .success: break
                 case .failure: $0.originFailures += 1
                 }
@@ -88,9 +91,21 @@ struct OriginLoader: Sendable {
         }
     }
 
-    private func keep(_ url: String, body: [UInt8], etag: String?, lastModified: String?) -> Original {
+    /// The address rule on a stored original, without a DNS look-up: a reload
+    /// or restart that disallows private networks stops serving what was
+    /// fetched from them.
+    private static func refusal(of metadata: OriginalMetadata, policy: FetchPolicy) -> ServiceError? {
+        guard let text = metadata.address, let address = IPAddress(text),
+              let why = policy.refusal(of: address) else { return nil }
+        let host = URLNormalization.host(ofNormalized: metadata.url).map(String.init) ?? "?"
+        return .forbiddenSource("source host \(host) was fetched from a \(why.rawValue) address")
+    }
+
+    private func keep(_ url: String, body: [UInt8], etag: String?, lastModified: String?,
+                      address: IPAddress?) -> Original {
         let metadata = OriginalMetadata(url: url, etag: etag, lastModified: lastModified, fetchedAt: now(),
-                                        length: body.count, sha256: Digest.hex(Digest.sha256(body)))
+                                        length: body.count, sha256: Digest.hex(Digest.sha256(body)),
+                                        address: address?.description)
         disk?.store(url: url, data: body, metadata: metadata)
         return Original(data: body, metadata: metadata, outcome: .origin)
     }

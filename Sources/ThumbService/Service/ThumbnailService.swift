@@ -46,7 +46,16 @@ public final class ThumbnailService: Sendable {
     /// presets, keys and cache sizes from now on; shrinking a cache evicts at
     /// once. `workers` and `listen` need a restart.
     public func reload(_ new: ServiceConfiguration) {
-        configuration.withLock { $0 = new }
+        let old = configuration.withLock { old in
+            defer { old = new }
+            return old
+        }
+        // Variants in memory do not know the address their original came
+        // from; when private networks become refused, they go (the originals
+        // on disk do know it, and are checked as they load).
+        if old.origin.allowPrivateNetworks && !new.origin.allowPrivateNetworks {
+            _ = memory.removeAll { _ in true }
+        }
         memory.setLimit(new.memoryCacheBytes)
         disk?.setLimit(new.diskStore.maxBytes)
         renders.update(maxQueue: new.maxQueue, memoryBudget: new.limits.maxDecodeMemoryBytes)
@@ -110,9 +119,11 @@ public final class ThumbnailService: Sendable {
             if live { counters.withLock { $0.originCoalesced += 1 } }
             return
         }
-        let ttl = Double(config.diskStore.ttlSeconds)
+        let current = config
+        let ttl = Double(current.diskStore.ttlSeconds)
+        let policy = FetchPolicy(configuration: current)
         fetchQueue.async { [self] in
-            loader.load(url, ttl: ttl, onChanged: { [memory] changed in
+            loader.load(url, ttl: ttl, policy: policy, onChanged: { [memory] changed in
                 _ = memory.removeAll { $0.url == changed }
             }) { [self] result in
                 if case .failure(let error) = result { negative.remember(url, error) }

@@ -11,14 +11,19 @@ public struct OriginalMetadata: Equatable, Sendable {
     public var length: Int
     /// Hex SHA-256 of the original: the stable half of every variant's ETag.
     public var sha256: String
+    /// The address the original was fetched from (README § Sources and limits
+    /// "Re-checked on hits"); nil for files stored before it was kept.
+    public var address: String?
 
-    public init(url: String, etag: String?, lastModified: String?, fetchedAt: Double, length: Int, sha256: String) {
+    public init(url: String, etag: String?, lastModified: String?, fetchedAt: Double, length: Int, sha256: String,
+                address: String? = nil) {
         self.url = url
         self.etag = etag
         self.lastModified = lastModified
         self.fetchedAt = fetchedAt
         self.length = length
         self.sha256 = sha256
+        self.address = address
     }
 
     var json: JSONValue {
@@ -29,6 +34,7 @@ public struct OriginalMetadata: Equatable, Sendable {
             ("fetchedAt", .number(fetchedAt)),
             ("length", .integer(length)),
             ("sha256", .string(sha256)),
+            ("address", address.map(JSONValue.string) ?? .null),
         ])
     }
 
@@ -49,6 +55,6 @@ public struct OriginalMetadata: Equatable, Sendable {
             return nil
         }
         self.init(url: url, etag: optionalString(fields["etag"]), lastModified: optionalString(fields["lastModified"]),
-                  fetchedAt: fetchedAt, length: length, sha256: sha)
+                  fetchedAt: fetchedAt, length: length, sha256: sha, address: optionalString(fields["address"]))
     }
 }
