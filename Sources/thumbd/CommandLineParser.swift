@@ -48,6 +48,11 @@ enum CommandLineParser {
             }
             command.fit = value
         }
+        // The same rule as the query's fit (README § Geometry), caught here so
+        // that it is a usage error (exit 2), not a failed render (exit 1).
+        if command.fit != .inside && (command.width == nil || command.height == nil) {
+            throw UsageError(message: "--fit \(command.fit.rawValue) needs both --w and --h")
+        }
         if let format = options.values["--format"] {
             guard let value = OutputFormat(rawValue: format), commandLineFormats.contains(value) else {
                 throw UsageError(message: "--format must be auto, jpeg, png, webp, avif or rgba, not '\(format)'")

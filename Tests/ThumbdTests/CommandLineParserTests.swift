@@ -49,6 +49,8 @@ import ThumbImaging
         ["thumbnail", "in.jpg", "out.jpg", "--w", "abc"],
         ["thumbnail", "in.jpg", "out.jpg", "--w", "10", "--q", "101"],
         ["thumbnail", "in.jpg", "out.jpg", "--w", "10", "--fit", "stretch"],
+        ["thumbnail", "in.jpg", "out.jpg", "--fit", "cover", "--w", "10"],
+        ["thumbnail", "in.jpg", "out.jpg", "--fit", "fill", "--h", "10"],
         ["thumbnail", "in.jpg", "out.jpg", "--w", "10", "--format", "gif"],
         ["thumbnail", "in.jpg", "out.jpg", "--w", "10", "--w", "20"],
         ["thumbnail", "in.jpg", "out.jpg", "--w"],

@@ -67,6 +67,9 @@ import Testing
         let bad = try run(["thumbnail", "in.jpg"])
         #expect(bad.status == 2 && bad.stderr.contains("INPUT and OUTPUT"))
         #expect(try run(["--bogus"]).status == 2)
+        let cover = try run(["thumbnail", Self.fixtures + "/rocket.jpg", NSTemporaryDirectory() + "never.jpg",
+                             "--fit", "cover", "--w", "10"])
+        #expect(cover.status == 2 && cover.stderr.contains("needs both --w and --h"), "\(cover)")
         let version = try run(["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("thumbd ") && version.stdout.contains("libjpeg"))
         let help = try run(["--help"])
