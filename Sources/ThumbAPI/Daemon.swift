@@ -29,6 +29,7 @@ public final class Daemon: Sendable {
             isDraining: { serverReference.withLock { $0?.isDraining } ?? false })
         self.handler = handler
         server = HTTPServer(configuration: configuration.http) { handler.handle($0, $1) }
+        server.screenHead = { handler.refusal(head: $0) }
         server.onResponse = { record in
             handler.record(record)
             accessLog?(record)

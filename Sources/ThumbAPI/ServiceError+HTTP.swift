@@ -8,6 +8,8 @@ extension ServiceError {
         var headers: [(name: String, value: String)] = []
         if case .overloaded = self { headers.append(("Retry-After", "1")) }
         if case .methodNotAllowed(let allow) = self { headers.append(("Allow", allow)) }
+        // RFC 9110 §11.6.1: a 401 names the scheme it wants.
+        if case .unauthorized = self { headers.append(("WWW-Authenticate", "Bearer")) }
         var response = HTTPError(status: status, code: code, message: message).response
         response.headers += headers
         return response

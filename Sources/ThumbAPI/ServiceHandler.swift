@@ -52,15 +52,28 @@ public final class ServiceHandler: Sendable {
         var isAdmin: Bool { self == .stats || self == .metrics || self == .prefetch || self == .cache }
     }
 
+    /// What a request's head alone decides (unknown path, wrong method,
+    /// missing admin token); nil when the request may go on. The server asks
+    /// this before reading a body sent with `Expect: 100-continue`.
+    public func refusal(head request: HTTPRequest) -> HTTPResponse? {
+        guard let route = Route(path: request.path) else { return ServiceError.notFound.response }
+        return refusal(request, route, service.config)
+    }
+
+    private func refusal(_ request: HTTPRequest, _ route: Route, _ config: ServiceConfiguration) -> HTTPResponse? {
+        guard route.methods.contains(request.method) else {
+            return ServiceError.methodNotAllowed(allow: route.methods.joined(separator: ", ")).response
+        }
+        if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"), token: config.security.adminToken) {
+            return ServiceError.unauthorized.response
+        }
+        return nil
+    }
+
     public func handle(_ request: HTTPRequest, _ responder: Responder) {
         guard let route = Route(path: request.path) else { return responder.respond(ServiceError.notFound.response) }
-        guard route.methods.contains(request.method) else {
-            return responder.respond(ServiceError.methodNotAllowed(allow: route.methods.joined(separator: ", ")).response)
-        }
         let config = service.config
-        if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"), token: config.security.adminToken) {
-            return responder.respond(ServiceError.unauthorized.response)
-        }
+        if let refused = refusal(request, route, config) { return responder.respond(refused) }
         switch route {
         case .thumbnail: thumbnail(request, config, responder)
         case .healthz:

@@ -26,16 +26,22 @@ final class Connection: @unchecked Sendable {
     private var head: [UInt8] = []
     private var body: [UInt8] = []
     private var written = 0
+    /// The response is charged to the server's pending-bytes budget
+    /// (`HTTPServer.reserve`); it must be credited back whichever way it ends.
+    private var charged = false
+    /// The response waits for room in that budget; `admitted()` starts it.
+    private var awaitingRoom = false
 
-    init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: Machine.Limits) {
+    init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: Machine.Limits,
+         screenHead: @escaping (HTTPRequest) -> HTTPResponse?) {
         self.id = id
         self.fd = fd
         self.io = io
         self.server = server
-        machine = Machine(limits: limits)
+        machine = Machine(limits: limits, screenHead: screenHead)
     }
 
-    private static func now() -> Machine.Instant { DispatchTime.now().uptimeNanoseconds }
+    static func now() -> Machine.Instant { DispatchTime.now().uptimeNanoseconds }
 
     func start() {
         var one: Int32 = 1
@@ -50,11 +56,39 @@ final class Connection: @unchecked Sendable {
         read.resume()
     }
 
-    /// Idle connections close at once on drain; busy ones after their response.
-    func beginDrain() { perform(machine.drain()) }
+    /// Idle connections close at once on drain; busy ones after their
+    /// response. What the client sent before the drain began counts: bytes
+    /// already in the socket are read first, so a request that arrived just
+    /// before is answered rather than dropped with the idle connection.
+    func beginDrain() {
+        guard !readSuspended, readSource != nil else { return perform(machine.drain()) }
+        let result: IOResult
+        do {
+            result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
+        } catch {
+            return perform(machine.peerClosed())
+        }
+        switch result {
+        case .wouldBlock: perform(machine.drain())
+        case .processed(0): perform(machine.peerClosed())
+        case .processed(let n): perform(machine.drain(received: io.readBuffer[0..<n], now: Self.now()))
+        }
+    }
 
     /// The drain deadline passed: close whatever is still going on.
     func close() { perform(machine.abort()) }
+
+    /// Closed to make room in the pending-bytes budget (its client took nothing for longest).
+    func evict() { perform(machine.abort()) }
+
+    /// The pending-bytes budget has room for the waiting response (charged already).
+    func admitted() {
+        guard awaitingRoom else { return }
+        awaitingRoom = false
+        charged = true
+        perform(machine.writeProgressed(now: Self.now()))
+        flush()
+    }
 
     /// New limits after a reload; they apply from the next request on.
     func update(_ limits: Machine.Limits) { machine.update(limits) }
@@ -76,6 +110,7 @@ final class Connection: @unchecked Sendable {
             responder = nil
             server.requestFinished()
         }
+        if actions.sendTimedOut { server.sendTimedOut() }
         switch actions.next {
         case .none: break
         case .startRequest(let request): startRequest(request)
@@ -127,20 +162,34 @@ final class Connection: @unchecked Sendable {
     }
 
     private func write(_ outgoing: Machine.OutgoingResponse) {
+        written = 0
+        if outgoing.isInterim {
+            // 25 bytes between a head and its body: not a response, not charged.
+            head = ResponseHead.continueBytes
+            body = []
+            return flush()
+        }
         let response = outgoing.response
         head = ResponseHead.bytes(of: response, keepAlive: outgoing.keepAlive)
         body = ResponseHead.body(of: response)
-        written = 0
         server.responded(ResponseRecord(method: outgoing.method, path: outgoing.path, status: response.status,
                                         bodyBytes: body.count, milliseconds: Double(outgoing.elapsed) / 1e6,
                                         cache: response.header("X-Cache")))
+        guard server.reserve(self, bytes: head.count + body.count) else {
+            awaitingRoom = true
+            return
+        }
+        charged = true
         flush()
     }
 
     /// Writes head and body with one writev per attempt; what the socket does
     /// not take now waits for the write source (no extra copy is buffered).
     private func flush() {
-        guard !head.isEmpty else { return }   // a late write event after the response completed or the socket closed
+        // A late write event after the response completed or the socket closed,
+        // or a response still waiting for room.
+        guard !head.isEmpty, !awaitingRoom else { return }
+        var progressed = 0
         while written < head.count + body.count {
             let result: IOResult
             do {
@@ -151,13 +200,19 @@ final class Connection: @unchecked Sendable {
             }
             guard case .processed(let n) = result else {
                 if writeSuspended { writeSuspended = false; writeSource?.resume() }
+                if progressed > 0 {
+                    if charged { server.written(self, bytes: progressed) }
+                    perform(machine.writeProgressed(now: Self.now()))
+                }
                 return
             }
             written += n
+            progressed += n
         }
         if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
         head = []
         body = []
+        releaseCharge()
         perform(machine.writeCompleted(now: Self.now()))
     }
 
@@ -187,6 +242,15 @@ final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Credits the budget with what is left of the response's charge, and
+    /// drops a response still waiting for room (every close path comes here).
+    private func releaseCharge() {
+        guard charged || awaitingRoom else { return }
+        charged = false
+        awaitingRoom = false
+        server.releasePending(self)
+    }
+
     private func closeSocket(cancelRequest: Bool) {
         timer?.cancel()
         if cancelRequest {
@@ -210,6 +274,7 @@ final class Connection: @unchecked Sendable {
         writeSource = nil
         head = []
         body = []
+        releaseCharge()
         server.connectionClosed(self)
     }
 }

@@ -9,6 +9,8 @@ extension ConnectionStateMachine {
         var reading: ReadingChange?
         /// A request's response was fully written: it no longer counts as active.
         var requestFinished = false
+        /// The connection closes because the client took nothing for `sendTimeout`.
+        var sendTimedOut = false
         var next = Next.none
 
         init(timer: Instant? = nil, reading: ReadingChange? = nil, requestFinished: Bool = false, next: Next = .none) {
@@ -47,6 +49,8 @@ extension ConnectionStateMachine {
         var path: String
         /// Nanoseconds since the request was handed to the handler (0 for the server's own errors).
         var elapsed: UInt64
+        /// `100 Continue`: a bare status line, not a response (not logged or counted).
+        var isInterim = false
 
         init(response: HTTPResponse, keepAlive: Bool, method: String, path: String, elapsed: UInt64) {
             self.response = response
@@ -54,6 +58,13 @@ extension ConnectionStateMachine {
             self.method = method
             self.path = path
             self.elapsed = elapsed
+        }
+
+        /// The interim answer to `Expect: 100-continue`.
+        static var `continue`: OutgoingResponse {
+            var interim = OutgoingResponse(response: HTTPResponse(status: 100), keepAlive: true, method: "-", path: "-", elapsed: 0)
+            interim.isInterim = true
+            return interim
         }
 
         /// The server's own error answer; the connection closes after it.

@@ -2,7 +2,7 @@
 /// responses and finished writes go in, with the time read by the caller, and
 /// what to do comes out as `Actions`. No socket, no Dispatch, no clock here:
 /// `Connection` performs the actions, and tests drive the machine with
-/// made-up times (README § Errors for 408, § HTTP server for keep-alive, pipelining and timeouts, § Service life for the drain).
+/// made-up times (README § Errors for 408, § HTTP server for keep-alive, pipelining, `Expect` and timeouts, § Service life for the drain).
 struct ConnectionStateMachine {
     /// Nanoseconds on a monotonic clock (the driver uses DispatchTime's uptime).
     typealias Instant = UInt64
@@ -15,17 +15,21 @@ struct ConnectionStateMachine {
         /// Nanoseconds a kept-alive connection may wait for the next request.
         var idleTimeout: UInt64
         var maxHeaderBytes: Int
+        /// Nanoseconds a response may go without the socket taking a byte of it.
+        var sendTimeout: UInt64
 
-        init(requestTimeout: UInt64, idleTimeout: UInt64, maxHeaderBytes: Int) {
+        init(requestTimeout: UInt64, idleTimeout: UInt64, maxHeaderBytes: Int, sendTimeout: UInt64 = 30_000_000_000) {
             self.requestTimeout = requestTimeout
             self.idleTimeout = idleTimeout
             self.maxHeaderBytes = maxHeaderBytes
+            self.sendTimeout = sendTimeout
         }
 
         init(_ configuration: HTTPServerConfiguration) {
             self.init(requestTimeout: UInt64(max(0, configuration.requestTimeoutSeconds) * 1e9),
                       idleTimeout: UInt64(max(0, configuration.idleTimeoutSeconds) * 1e9),
-                      maxHeaderBytes: configuration.maxHeaderBytes)
+                      maxHeaderBytes: configuration.maxHeaderBytes,
+                      sendTimeout: UInt64(max(0, configuration.sendTimeoutSeconds) * 1e9))
         }
     }
 
@@ -43,7 +47,9 @@ struct ConnectionStateMachine {
         case reading
         /// The handler has the request; no timeout runs meanwhile.
         case handling(Flight)
-        /// A response is being written: a request's, or (nil) the server's own error.
+        /// A response is being written: a request's, or (nil) the server's
+        /// own: an error (`closeAfter`), a refused `Expect`, or `100 Continue`
+        /// (the only one that keeps the connection: its request is still to come).
         case writing(Flight?, closeAfter: Bool)
         case closed
     }
@@ -56,15 +62,28 @@ struct ConnectionStateMachine {
     /// While draining: the next request, parsed ahead to learn whether the
     /// response being sent may keep the connection open for it.
     private var lookahead: RequestParser.Event?
-    /// When the connection times out (nil: no timeout runs), and whether the
-    /// timeout is a 408 (head not received) or an idle close.
+    /// What happens when `deadline` passes.
+    private enum Deadline {
+        /// The head (or an announced body) did not arrive: 408.
+        case head
+        /// No next request on a kept-alive connection: close.
+        case idle
+        /// The client took nothing of the response for `sendTimeout`: close.
+        case send
+    }
+
+    /// When the connection times out (nil: no timeout runs), and what for.
     private var deadline: Instant?
-    private var deadlineIsForHead = true
+    private var deadlineKind = Deadline.head
     /// When the driver's timer is due (nil: not scheduled); see `timerToSchedule()`.
     private var timerFiresAt: Instant?
+    /// The application's look at a head that expects `100 Continue`: a
+    /// response refuses it before its body is sent (README § HTTP server).
+    private let screenHead: (HTTPRequest) -> HTTPResponse?
 
-    init(limits: Limits) {
+    init(limits: Limits, screenHead: @escaping (HTTPRequest) -> HTTPResponse? = { _ in nil }) {
         self.limits = limits
+        self.screenHead = screenHead
         parser = RequestParser(maxHeaderBytes: limits.maxHeaderBytes)
     }
 
@@ -77,7 +96,7 @@ struct ConnectionStateMachine {
     /// The connection was accepted: the first request's head is due within
     /// the request timeout.
     mutating func start(now: Instant) -> Actions {
-        armDeadline(head: true, now: now)
+        armDeadline(.head, now: now)
         return Actions(timer: timerToSchedule())
     }
 
@@ -89,7 +108,7 @@ struct ConnectionStateMachine {
         parser.append(bytes)
         if case .reading = state {
             // Later requests: the head timeout counts from their first byte (README § Errors, 408).
-            if wasBetweenRequests && !deadlineIsForHead { armDeadline(head: true, now: now) }
+            if wasBetweenRequests && deadlineKind != .head { armDeadline(.head, now: now) }
             processNext(now: now, &actions)
         }
         if case .reading = state {} else if parser.bufferedBytes > limits.maxHeaderBytes + 65536 {
@@ -115,9 +134,20 @@ struct ConnectionStateMachine {
             if case .request? = lookahead {} else { keepAlive = false }
         }
         state = .writing(flight, closeAfter: !keepAlive)
+        armDeadline(.send, now: now)
         let elapsed = now > flight.startedAt ? now - flight.startedAt : 0
-        return Actions(next: .write(OutgoingResponse(response: response, keepAlive: keepAlive,
+        return Actions(timer: timerToSchedule(),
+                       next: .write(OutgoingResponse(response: response, keepAlive: keepAlive,
                                                      method: flight.method, path: flight.path, elapsed: elapsed)))
+    }
+
+    /// The socket took some of the response (not all of it), or the response
+    /// may start now after waiting for room in the pending-bytes budget: the
+    /// send timeout starts again. Only moves the deadline (see `timerToSchedule`).
+    mutating func writeProgressed(now: Instant) -> Actions {
+        guard case .writing = state, deadline != nil, deadlineKind == .send else { return Actions() }
+        armDeadline(.send, now: now)
+        return Actions(timer: timerToSchedule())
     }
 
     /// The socket took the whole response.
@@ -133,7 +163,14 @@ struct ConnectionStateMachine {
             readingPaused = false
             actions.reading = .resume
         }
-        armDeadline(head: hasPartialRequest, now: now)
+        if flight == nil {
+            // `100 Continue` went out: the head's deadline, still armed, now
+            // covers the body (sending the 100 does not give the client more time).
+            processNext(now: now, &actions)
+            actions.timer = timerToSchedule()
+            return actions
+        }
+        armDeadline(hasPartialRequest ? .head : .idle, now: now)
         processNext(now: now, &actions)
         if draining, case .reading = state {
             close(&actions)   // nothing complete left to answer: idle, so it goes
@@ -151,10 +188,18 @@ struct ConnectionStateMachine {
         if now < deadline { return Actions(timer: timerToSchedule()) }
         self.deadline = nil
         var actions = Actions()
-        if deadlineIsForHead {
+        switch (deadlineKind, state) {
+        case (.head, .reading):
             state = .writing(nil, closeAfter: true)
+            armDeadline(.send, now: now)
+            actions.timer = timerToSchedule()
             actions.next = .write(OutgoingResponse(error: .requestTimeout))
-        } else {
+        case (.send, _):
+            actions.sendTimedOut = true
+            close(&actions)
+        default:
+            // Idle, or the body's deadline passed while `100 Continue` was
+            // still being written: nothing more can be sent, so close.
             close(&actions)
         }
         return actions
@@ -162,12 +207,19 @@ struct ConnectionStateMachine {
 
     /// Graceful drain (README § Service life): an idle connection closes at once; a busy
     /// one (a request in flight, or part of one received) after its response.
-    mutating func drain() -> Actions {
-        var actions = Actions()
-        if case .closed = state { return actions }
+    /// `received`: what the socket held when the drain began, not yet passed
+    /// in; a request in it was sent before the drain, so it is answered
+    /// (`Connection: close`) rather than dropped with an idle connection.
+    mutating func drain<Bytes: Collection<UInt8>>(received: Bytes, now: Instant) -> Actions {
+        if case .closed = state { return Actions() }
         draining = true
+        var actions = received.isEmpty ? Actions() : bytesReceived(received, now: now)
         if case .reading = state, !hasPartialRequest { close(&actions) }
         return actions
+    }
+
+    mutating func drain() -> Actions {
+        drain(received: EmptyCollection(), now: 0)
     }
 
     /// The client left: end of file, or a read or write error.
@@ -199,9 +251,21 @@ struct ConnectionStateMachine {
             // bytes nobody asked for yet (back-pressure for pipelining).
             if parser.bufferedBytes > RequestParser.maxBodyBytes + 65536 { pauseReading(&actions) }
         case .error(let error)?:
-            deadline = nil
+            armDeadline(.send, now: now)
             state = .writing(nil, closeAfter: true)
             actions.next = .write(OutgoingResponse(error: error))
+        case .continueExpected(let head)?:
+            if let refusal = screenHead(head) {
+                // The final status at once; the body may follow anyway, so the
+                // connection closes after it (lingering, so the answer survives).
+                armDeadline(.send, now: now)
+                state = .writing(nil, closeAfter: true)
+                actions.next = .write(OutgoingResponse(response: refusal, keepAlive: false,
+                                                       method: head.method, path: head.path, elapsed: 0))
+            } else {
+                state = .writing(nil, closeAfter: false)
+                actions.next = .write(.continue)
+            }
         case .request(let request)?:
             deadline = nil
             state = .handling(Flight(method: request.method, path: request.path,
@@ -232,9 +296,13 @@ struct ConnectionStateMachine {
         actions.next = .close(cancelRequest: pending)
     }
 
-    private mutating func armDeadline(head: Bool, now: Instant) {
-        deadlineIsForHead = head
-        deadline = now + (head ? limits.requestTimeout : limits.idleTimeout)
+    private mutating func armDeadline(_ kind: Deadline, now: Instant) {
+        deadlineKind = kind
+        switch kind {
+        case .head: deadline = now + limits.requestTimeout
+        case .idle: deadline = now + limits.idleTimeout
+        case .send: deadline = now + limits.sendTimeout
+        }
     }
 
     /// One timer per connection, moved lazily. Re-scheduling a Dispatch timer

@@ -23,6 +23,7 @@ public struct HTTPResponse: Sendable {
 
     static func reason(_ status: Int) -> String {
         switch status {
+        case 100: "Continue"
         case 200: "OK"
         case 202: "Accepted"
         case 204: "No Content"
@@ -37,6 +38,7 @@ public struct HTTPResponse: Sendable {
         case 413: "Content Too Large"
         case 414: "URI Too Long"
         case 415: "Unsupported Media Type"
+        case 417: "Expectation Failed"
         case 422: "Unprocessable Content"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
@@ -65,6 +67,7 @@ public struct HTTPError: Error, Equatable, Sendable {
     static let requestTimeout = HTTPError(status: 408, code: "request_timeout", message: "request head not received in time")
     static let lengthRequired = HTTPError(status: 411, code: "length_required", message: "request bodies need Content-Length; chunked is not accepted")
     static let payloadTooLarge = HTTPError(status: 413, code: "payload_too_large", message: "request body over 1 MiB")
+    static let expectationFailed = HTTPError(status: 417, code: "expectation_failed", message: "the only expectation understood is 100-continue")
     static let uriTooLong = HTTPError(status: 414, code: "uri_too_long", message: "request target longer than 8 KiB")
     static let headersTooLarge = HTTPError(status: 431, code: "headers_too_large", message: "request head too large")
 

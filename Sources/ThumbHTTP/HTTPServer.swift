@@ -12,6 +12,14 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: HTTPHandler
     /// Called after every response (access log); keep it cheap.
     public var onResponse: (@Sendable (ResponseRecord) -> Void)?
+    /// Called with a message worth a warning-level log line (running out of
+    /// descriptors); at most once per burst. Set before `listen`.
+    public var onWarning: (@Sendable (String) -> Void)?
+    /// Looks at the head of a request that waits for `100 Continue` before
+    /// sending its body: a response refuses it at once (the connection
+    /// closes after it), nil sends `100 Continue`. Set before `listen`.
+    /// Must not block; it runs on a socket thread.
+    public var screenHead: (@Sendable (HTTPRequest) -> HTTPResponse?)?
 
     private struct State {
         var stats = ServerStatistics()
@@ -22,12 +30,16 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    /// Response bytes queued for clients (`http.maxPendingResponseBytes`).
+    private let pending: Mutex<PendingResponseLedger>
+    private let acceptFailures = Mutex(AcceptFailures())
     private let acceptQueue = DispatchQueue(label: "thumbd.accept")
     private let ioQueues: [IOQueue]
     private var listeners: [(fd: Int32, source: DispatchSourceRead)] = []
 
     public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
         limits = Mutex(configuration)
+        pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes))
         self.handler = handler
         ioQueues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
             IOQueue(label: "thumbd.io.\($0)")
@@ -47,7 +59,16 @@ public final class HTTPServer: @unchecked Sendable {
         return 0
     }
 
-    public var statistics: ServerStatistics { state.withLock { $0.stats } }
+    public var statistics: ServerStatistics {
+        var stats = state.withLock { $0.stats }
+        pending.withLock { ledger in
+            stats.pendingResponseBytes = ledger.total
+            stats.pendingResponseBytesPeak = ledger.peak
+            stats.connectionsClosedForRoom = ledger.evictions
+        }
+        stats.acceptFailures = acceptFailures.withLock { $0.total }
+        return stats
+    }
 
     /// New limits (SIGHUP): connections and requests that start from now on
     /// see them; nothing open is dropped.
@@ -58,6 +79,7 @@ public final class HTTPServer: @unchecked Sendable {
             limits.withLock { $0 = configuration }
             return Array(s.connections.values)
         }
+        pending.withLock { $0.limit = configuration.maxPendingResponseBytes }
         let connectionLimits = ConnectionStateMachine.Limits(configuration)
         for c in open { c.queue.async { c.update(connectionLimits) } }
     }
@@ -85,10 +107,14 @@ public final class HTTPServer: @unchecked Sendable {
                 guard let accepted = try Socket.accept(fd) else { return }
                 client = accepted
             } catch {
-                if error.errno == EMFILE || error.errno == ENFILE {
-                    // Out of descriptors: pause accepting briefly instead of spinning.
+                let failure = acceptFailures.withLock { $0.failed(errno: error.errno, now: Connection.now()) }
+                if let message = failure.warning { onWarning?(message) }
+                if let pause = failure.pause {
+                    // Out of descriptors or memory: the pending connection stays
+                    // in the backlog and the listener stays readable, so retrying
+                    // at once would spin. Pause accepting briefly instead.
                     source.suspend()
-                    acceptQueue.asyncAfter(deadline: .now() + 0.1) { source.resume() }
+                    acceptQueue.asyncAfter(deadline: .now() + pause) { source.resume() }
                 }
                 return
             }
@@ -98,7 +124,8 @@ public final class HTTPServer: @unchecked Sendable {
                 guard !s.draining, s.connections.count < limits.maxConnections else { return nil }
                 s.nextID += 1
                 let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
-                                   server: self, limits: ConnectionStateMachine.Limits(limits))
+                                   server: self, limits: ConnectionStateMachine.Limits(limits),
+                                   screenHead: { [screenHead] in screenHead?($0) })
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count
                 return c
@@ -110,6 +137,46 @@ public final class HTTPServer: @unchecked Sendable {
             connection.queue.async { connection.start() }
         }
     }
+
+    /// Charges a `bytes`-long response of `connection` to the pending-bytes
+    /// budget. True: write it now. False: it waits; `connection.admitted()`
+    /// runs on its queue once there is room, and the connections that made no
+    /// progress for longest are closed to make that room.
+    func reserve(_ connection: Connection, bytes: Int) -> Bool {
+        let decision = pending.withLock { $0.reserve(id: connection.id, bytes: bytes, now: Connection.now()) }
+        guard case .wait(let evict) = decision else { return true }
+        if !evict.isEmpty {
+            let victims = state.withLock { s in evict.compactMap { s.connections[$0] } }
+            for c in victims { c.queue.async { c.evict() } }
+        }
+        return false
+    }
+
+    /// The socket took `bytes` of `connection`'s charged response.
+    func written(_ connection: Connection, bytes: Int) {
+        let admitted = pending.withLock { $0.written(id: connection.id, bytes: bytes, now: Connection.now()) }
+        admit(admitted)
+    }
+
+    /// `connection`'s response is done or the connection closed: what is left
+    /// of its charge goes back to the budget, and a waiting response is dropped.
+    func releasePending(_ connection: Connection) {
+        let admitted = pending.withLock { $0.remove(id: connection.id, now: Connection.now()) }
+        admit(admitted)
+    }
+
+    private func admit(_ ids: [Int]) {
+        guard !ids.isEmpty else { return }
+        let ready = state.withLock { s in ids.compactMap { s.connections[$0] } }
+        for c in ready { c.queue.async { c.admitted() } }
+    }
+
+    func sendTimedOut() {
+        state.withLock { $0.stats.sendTimeouts += 1 }
+    }
+
+    /// The open connections, for tests that drive one directly.
+    var openConnections: [Connection] { state.withLock { Array($0.connections.values) } }
 
     func requestStarted() {
         state.withLock { $0.stats.requestsActive += 1 }

@@ -4,6 +4,10 @@ public struct RequestParser {
     public enum Event: Sendable {
         case request(HTTPRequest)
         case error(HTTPError)
+        /// An HTTP/1.1 head with `Expect: 100-continue` whose body has not
+        /// all arrived: the client may wait for `100 Continue` (or a final
+        /// refusal) before sending it. Its `.request` follows once the body is here.
+        case continueExpected(HTTPRequest)
     }
 
     public static let maxTargetBytes = 8192
@@ -14,6 +18,8 @@ public struct RequestParser {
     private var scanned = 0
     private var pendingHead: HTTPRequest?
     private var bodyLength = 0
+    /// The pending head expects `100 Continue` and `continueExpected` has not been returned yet.
+    private var continuePending = false
     private(set) var failed = false
 
     public init(maxHeaderBytes: Int = 16_384) {
@@ -35,9 +41,18 @@ public struct RequestParser {
     public mutating func next() -> Event? {
         guard !failed else { return nil }
         if pendingHead == nil {
-            // Tolerate empty lines between pipelined requests (RFC 9112 §2.2).
-            while buffer.first == 0x0D || buffer.first == 0x0A, scanned == 0 {
-                buffer.removeFirst()
+            // Tolerate empty lines (CRLF or LF) between pipelined requests
+            // (RFC 9112 §2.2); a bare CR is left for the head check to refuse.
+            while scanned == 0, let first = buffer.first {
+                if first == 0x0A {
+                    buffer.removeFirst()
+                } else if first == 0x0D, buffer.count >= 2, buffer[1] == 0x0A {
+                    buffer.removeFirst(2)
+                } else if first == 0x0D, buffer.count == 1 {
+                    return nil   // CR alone: its LF may be next
+                } else {
+                    break
+                }
             }
             guard let end = headEnd() else {
                 if let error = oversizedWithoutEnd() { return fail(error) }
@@ -45,14 +60,23 @@ public struct RequestParser {
             }
             switch parseHead(buffer[0..<end.start]) {
             case .failure(let error): return fail(error)
-            case .success(let (request, length)):
+            case .success(let (request, length, expectsContinue)):
                 buffer.removeFirst(end.next)
                 scanned = 0
                 pendingHead = request
                 bodyLength = length
+                continuePending = expectsContinue && length > 0
             }
         }
-        guard buffer.count >= bodyLength, var request = pendingHead else { return nil }
+        guard buffer.count >= bodyLength, var request = pendingHead else {
+            // RFC 9110 §10.1.1: no 100 is owed once the body is here, so only a waiting head asks.
+            if continuePending, let head = pendingHead {
+                continuePending = false
+                return .continueExpected(head)
+            }
+            return nil
+        }
+        continuePending = false
         request.body = Array(buffer[0..<bodyLength])
         buffer.removeFirst(bodyLength)
         pendingHead = nil
@@ -87,15 +111,17 @@ public struct RequestParser {
         return nil
     }
 
-    private func parseHead(_ head: ArraySlice<UInt8>) -> Result<(HTTPRequest, Int), HTTPError> {
+    private func parseHead(_ head: ArraySlice<UInt8>) -> Result<(HTTPRequest, Int, Bool), HTTPError> {
+        // RFC 9112 §2.2: a CR not followed by LF, or a NUL, anywhere in the head
+        // is refused, not read around (a proxy in front may split lines there).
+        if let refusal = Self.strayControl(in: head) { return .failure(refusal) }
         var lines = head.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> ArraySlice<UInt8> in
             line.last == 0x0D ? line.dropLast() : line
         }
         let requestLine = lines.removeFirst()
         let parts = requestLine.split(separator: 0x20, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return .failure(.badRequest("malformed request line")) }
-        let target = parts[1]
-        if target.count > Self.maxTargetBytes { return .failure(.uriTooLong) }
+        if parts[1].count > Self.maxTargetBytes { return .failure(.uriTooLong) }
         if head.count > maxHeaderBytes { return .failure(.headersTooLarge) }
         guard !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte) else {
             return .failure(.badRequest("malformed method"))
@@ -104,7 +130,8 @@ public struct RequestParser {
         guard version == Array("HTTP/1.1".utf8) || version == Array("HTTP/1.0".utf8) else {
             return .failure(.badRequest("unsupported HTTP version"))
         }
-        guard target.first == UInt8(ascii: "/"), target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        let minorVersion = version.last == UInt8(ascii: "1") ? 1 : 0
+        guard let target = RequestTarget.originForm(parts[1]) else {
             return .failure(.badRequest("malformed request target"))
         }
         let question = target.firstIndex(of: UInt8(ascii: "?"))
@@ -115,6 +142,8 @@ public struct RequestParser {
         }
         var headers: [(name: String, value: String)] = []
         var contentLength: Int?
+        var hosts = 0
+        var expectsContinue = false
         for line in lines {
             guard let first = line.first else { continue }
             if first == 0x20 || first == 0x09 { return .failure(.badRequest("obsolete header line folding")) }
@@ -125,22 +154,59 @@ public struct RequestParser {
             let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces()
             let lower = name.lowercased()
-            if lower == "transfer-encoding" { return .failure(.lengthRequired) }
-            if lower == "content-length" {
+            switch lower {
+            case "transfer-encoding":
+                return .failure(.lengthRequired)
+            case "content-length":
                 guard !value.isEmpty, value.utf8.count <= 18, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
                       let n = Int(value), contentLength == nil || contentLength == n else {
                     return .failure(.badRequest("invalid Content-Length"))
                 }
                 contentLength = n
+            case "host":
+                // RFC 9112 §3.2: two Host fields, or one that is not a host[:port], is 400.
+                hosts += 1
+                guard hosts == 1 else { return .failure(.badRequest("more than one Host header")) }
+                guard RequestTarget.isAuthority(value.utf8, allowEmpty: true) else {
+                    return .failure(.badRequest("invalid Host header"))
+                }
+            case "expect":
+                // RFC 9110 §10.1.1: 100-continue is the only expectation; an
+                // HTTP/1.0 client's 100-continue is ignored.
+                let items = value.lowercased().split(separator: ",", omittingEmptySubsequences: false)
+                    .map { Substring($0).trimmingCharacters(in: " \t") }
+                guard items.allSatisfy({ $0 == "100-continue" }) else { return .failure(.expectationFailed) }
+                expectsContinue = minorVersion == 1
+            default:
+                break
             }
             headers.append((name, value))
         }
+        if minorVersion == 1 && hosts == 0 { return .failure(.badRequest("HTTP/1.1 request without Host")) }
         let length = contentLength ?? 0
         if length > Self.maxBodyBytes { return .failure(.payloadTooLarge) }
         let request = HTTPRequest(method: String(decoding: parts[0], as: UTF8.self),
                                   target: String(decoding: target, as: UTF8.self), path: path, query: query,
-                                  minorVersion: version.last == UInt8(ascii: "1") ? 1 : 0, headers: headers)
-        return .success((request, length))
+                                  minorVersion: minorVersion, headers: headers)
+        return .success((request, length, expectsContinue))
+    }
+
+    /// A bare CR or a NUL in the head, as a 400; the head's last CR is the
+    /// one before the LF that ends it.
+    private static func strayControl(in head: ArraySlice<UInt8>) -> HTTPError? {
+        var i = head.startIndex
+        while i < head.endIndex {
+            switch head[i] {
+            case 0x00:
+                return .badRequest("NUL in the request head")
+            case 0x0D where i + 1 < head.endIndex && head[i + 1] != 0x0A:
+                return .badRequest("bare CR in the request head")
+            default:
+                break
+            }
+            i += 1
+        }
+        return nil
     }
 
     private static func isTokenByte(_ c: UInt8) -> Bool {

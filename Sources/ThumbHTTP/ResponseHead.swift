@@ -30,6 +30,10 @@ enum ResponseHead {
         return out
     }
 
+    /// The interim answer to `Expect: 100-continue`: a status line alone
+    /// (a 1xx carries no Content-Length, RFC 9110 §8.6).
+    static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
     /// The bytes after the head: none for HEAD (`omitBody`) and 304.
     static func body(of response: HTTPResponse) -> [UInt8] {
         response.omitBody || response.status == 304 ? [] : response.body

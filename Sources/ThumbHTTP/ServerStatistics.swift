@@ -6,6 +6,17 @@ public struct ServerStatistics: Equatable, Sendable {
     public var requestsActive = 0
     /// Responses by status code, the server's own error responses included.
     public var byStatus: [Int: Int] = [:]
+    /// Response bytes queued for clients now, across connections (at most
+    /// `http.maxPendingResponseBytes`, README § HTTP server).
+    public var pendingResponseBytes = 0
+    /// The most `pendingResponseBytes` has been since start.
+    public var pendingResponseBytesPeak = 0
+    /// Connections closed to make room for responses waiting on that budget.
+    public var connectionsClosedForRoom = 0
+    /// Connections closed because their client took nothing for `http.sendTimeoutSeconds`.
+    public var sendTimeouts = 0
+    /// accept(2) failures for want of descriptors or memory.
+    public var acceptFailures = 0
 
     public init() {}
 }
@@ -32,12 +43,22 @@ public struct HTTPServerConfiguration: Equatable, Sendable {
     public var requestTimeoutSeconds: Double
     /// Seconds a kept-alive connection may wait for its next request.
     public var idleTimeoutSeconds: Double
+    /// Seconds a response may go without the client taking any of it; then
+    /// the connection closes. 30 by default; fractions allowed.
+    public var sendTimeoutSeconds: Double
+    /// Bytes of responses queued for clients across all connections; past
+    /// it, responses wait and the connections that made no progress for
+    /// longest are closed. 256 MiB by default.
+    public var maxPendingResponseBytes: Int
 
     public init(maxConnections: Int = 4096, maxHeaderBytes: Int = 16_384,
-                requestTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 60) {
+                requestTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 60,
+                sendTimeoutSeconds: Double = 30, maxPendingResponseBytes: Int = 268_435_456) {
         self.maxConnections = maxConnections
         self.maxHeaderBytes = maxHeaderBytes
         self.requestTimeoutSeconds = requestTimeoutSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.sendTimeoutSeconds = sendTimeoutSeconds
+        self.maxPendingResponseBytes = maxPendingResponseBytes
     }
 }

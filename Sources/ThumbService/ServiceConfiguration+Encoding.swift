@@ -45,6 +45,8 @@ extension ServiceConfiguration {
                 ("maxHeaderBytes", .integer(http.maxHeaderBytes)),
                 ("requestTimeoutSeconds", .number(http.requestTimeoutSeconds)),
                 ("idleTimeoutSeconds", .number(http.idleTimeoutSeconds)),
+                ("sendTimeoutSeconds", .number(http.sendTimeoutSeconds)),
+                ("maxPendingResponseBytes", .integer(http.maxPendingResponseBytes)),
             ])),
             ("output", .object([
                 ("defaultQuality", .integer(output.defaultQuality)),

@@ -73,6 +73,8 @@ extension ServiceConfiguration {
             if let v = try h.integer("maxHeaderBytes", 1024...1_048_576) { c.http.maxHeaderBytes = v }
             if let v = try h.seconds("requestTimeoutSeconds", 0.001...3600) { c.http.requestTimeoutSeconds = v }
             if let v = try h.seconds("idleTimeoutSeconds", 0.001...86_400) { c.http.idleTimeoutSeconds = v }
+            if let v = try h.seconds("sendTimeoutSeconds", 0.001...86_400) { c.http.sendTimeoutSeconds = v }
+            if let v = try h.integer("maxPendingResponseBytes", 65_536...Int.max) { c.http.maxPendingResponseBytes = v }
             try h.finish()
         }
         if var o = try r.object("output") {

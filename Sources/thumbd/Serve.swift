@@ -48,6 +48,7 @@ enum Serve {
                 log.write(.info, "\(r.method) \(Log.escaped(r.path)) \(r.status) \(r.bodyBytes) \(String(format: "%.1f", r.milliseconds))ms \(r.cache ?? "-")")
             }
         }
+        daemon.server.onWarning = { log.write(.warning, $0) }
         // Before listening: a reload or a stop may come as soon as systemd
         // sees the socket, and a client may leave before its answer is written.
         signal(SIGPIPE, SIG_IGN)

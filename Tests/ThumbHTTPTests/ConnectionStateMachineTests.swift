@@ -15,7 +15,7 @@ private let second: UInt64 = 1_000_000_000
     private static func afterOneResponse() -> Machine {
         var m = machine()
         _ = m.start(now: 0)
-        _ = m.bytesReceived(bytes("GET /first HTTP/1.1\r\n\r\n"), now: second)
+        _ = m.bytesReceived(bytes("GET /first HTTP/1.1\r\nHost: h\r\n\r\n"), now: second)
         _ = m.responseReady(ok("first"), now: second)
         _ = m.writeCompleted(now: second)
         return m
@@ -41,7 +41,7 @@ private let second: UInt64 = 1_000_000_000
         let firstByte = m.bytesReceived(bytes("G"), now: 30 * second)
         #expect(firstByte.timer == nil, "the timer set at accept for 10 s is still pending")
         #expect(m.timerFired(now: 10 * second).timer == 40 * second, "it fires early and is moved to 30 s + 10 s, once")
-        #expect(m.bytesReceived(bytes("ET /second HTTP/1.1\r\n"), now: 39 * second).next.isNone)
+        #expect(m.bytesReceived(bytes("ET /second HTTP/1.1\r\nHost: h\r\n"), now: 39 * second).next.isNone)
         #expect(m.timerFired(now: 40 * second).next.written?.response.status == 408)
     }
 
@@ -59,7 +59,7 @@ private let second: UInt64 = 1_000_000_000
         var m = Self.afterOneResponse()
         #expect(m.timerFired(now: 10 * second).timer == 61 * second, "the accept-time timer moves to 1 s + 60 s")
         #expect(m.timerFired(now: 61 * second).next.closed == false)
-        #expect(m.bytesReceived(bytes("GET / HTTP/1.1\r\n\r\n"), now: 62 * second).next.isNone, "closed stays closed")
+        #expect(m.bytesReceived(bytes("GET / HTTP/1.1\r\nHost: h\r\n\r\n"), now: 62 * second).next.isNone, "closed stays closed")
     }
 
     /// Keep-alive requests push the deadline later without touching the
@@ -70,7 +70,7 @@ private let second: UInt64 = 1_000_000_000
         var timerActions = 0
         for i in 1...100 {
             let t = UInt64(i) * second / 20
-            for actions in [m.bytesReceived(bytes("GET /\(i) HTTP/1.1\r\n\r\n"), now: t),
+            for actions in [m.bytesReceived(bytes("GET /\(i) HTTP/1.1\r\nHost: h\r\n\r\n"), now: t),
                             m.responseReady(ok("\(i)"), now: t), m.writeCompleted(now: t)] where actions.timer != nil {
                 timerActions += 1
             }
@@ -82,7 +82,7 @@ private let second: UInt64 = 1_000_000_000
     @Test func pipelinedRequestsStartOneAtATimeInOrder() throws {
         var m = Self.machine()
         _ = m.start(now: 0)
-        let both = m.bytesReceived(bytes("GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz"), now: 0)
+        let both = m.bytesReceived(bytes("GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz"), now: 0)
         #expect(try #require(both.next.startedRequest).path == "/a")
         let answerA = m.responseReady(ok("a"), now: 0)
         #expect(answerA.next.written?.path == "/a", "/b waits for /a's write")
@@ -98,7 +98,7 @@ private let second: UInt64 = 1_000_000_000
         var m = Self.machine()
         _ = m.start(now: 0)
         #expect(m.responseReady(ok("early"), now: 0).next.isNone)
-        _ = m.bytesReceived(bytes("GET /a HTTP/1.1\r\n\r\n"), now: 0)
+        _ = m.bytesReceived(bytes("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"), now: 0)
         #expect(m.responseReady(ok("a"), now: 0).next.written != nil)
         #expect(m.responseReady(ok("again"), now: 0).next.isNone)
     }
@@ -106,14 +106,14 @@ private let second: UInt64 = 1_000_000_000
     @Test func headSendsTheHeadersOfTheGetWithoutItsBody() throws {
         var m = Self.machine()
         _ = m.start(now: 0)
-        _ = m.bytesReceived(bytes("HEAD /x HTTP/1.1\r\n\r\n"), now: 0)
+        _ = m.bytesReceived(bytes("HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n"), now: 0)
         let out = try #require(m.responseReady(ok("0123456789"), now: 0).next.written)
         #expect(out.response.omitBody && out.response.body.count == 10 && out.keepAlive && out.method == "HEAD")
     }
 
     @Test(arguments: [
-        ("GET / HTTP/1.1\r\n\r\n", true),
-        ("GET / HTTP/1.1\r\nConnection: close\r\n\r\n", false),
+        ("GET / HTTP/1.1\r\nHost: h\r\n\r\n", true),
+        ("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", false),
         ("GET / HTTP/1.0\r\n\r\n", false),
         ("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", true),
     ])
@@ -129,7 +129,7 @@ private let second: UInt64 = 1_000_000_000
     @Test func aMalformedRequestIsAnsweredAndTheConnectionCloses() throws {
         var m = Self.machine()
         _ = m.start(now: 0)
-        let out = try #require(m.bytesReceived(bytes("BLAH\r\n\r\nGET / HTTP/1.1\r\n\r\n"), now: 0).next.written)
+        let out = try #require(m.bytesReceived(bytes("BLAH\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n"), now: 0).next.written)
         #expect(out.response.status == 400 && !out.keepAlive && out.path == "-")
         let done = m.writeCompleted(now: 0)
         #expect(done.next.closed == false && !done.requestFinished)
@@ -146,7 +146,7 @@ private let second: UInt64 = 1_000_000_000
     @Test func drainLetsTheRequestInFlightFinishThenCloses() {
         var m = Self.machine()
         _ = m.start(now: 0)
-        _ = m.bytesReceived(bytes("GET /slow HTTP/1.1\r\n\r\n"), now: 0)
+        _ = m.bytesReceived(bytes("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n"), now: 0)
         #expect(m.drain().next.isNone, "the request is answered, not cancelled")
         let out = m.responseReady(ok("slow"), now: second).next.written
         #expect(out?.path == "/slow" && out?.keepAlive == false, "Connection: close")
@@ -159,7 +159,7 @@ private let second: UInt64 = 1_000_000_000
         _ = m.start(now: 0)
         _ = m.bytesReceived(bytes("GET /late HT"), now: 0)
         #expect(m.drain().next.isNone)
-        #expect(try #require(m.bytesReceived(bytes("TP/1.1\r\n\r\n"), now: 0).next.startedRequest).path == "/late")
+        #expect(try #require(m.bytesReceived(bytes("TP/1.1\r\nHost: h\r\n\r\n"), now: 0).next.startedRequest).path == "/late")
         #expect(m.responseReady(ok("late"), now: 0).next.written?.keepAlive == false)
         #expect(m.writeCompleted(now: 0).next.closed == false)
     }
@@ -169,7 +169,7 @@ private let second: UInt64 = 1_000_000_000
     @Test func drainAnswersRequestsAlreadyReceived() throws {
         var m = Self.machine()
         _ = m.start(now: 0)
-        _ = m.bytesReceived(bytes("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\nGET /c"), now: 0)
+        _ = m.bytesReceived(bytes("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\nGET /c"), now: 0)
         #expect(m.drain().next.isNone)
         #expect(m.responseReady(ok("a"), now: 0).next.written?.keepAlive == true, "/b is waiting")
         #expect(try #require(m.writeCompleted(now: 0).next.startedRequest).path == "/b")
@@ -180,8 +180,8 @@ private let second: UInt64 = 1_000_000_000
     @Test func readingPausesWhileARequestIsPendingAndTooMuchIsBuffered() {
         var m = Self.machine(maxHeaderBytes: 1024)
         _ = m.start(now: 0)
-        _ = m.bytesReceived(bytes("GET /a HTTP/1.1\r\n\r\n"), now: 0)
-        let request = bytes("GET /p HTTP/1.1\r\n\r\n")
+        _ = m.bytesReceived(bytes("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"), now: 0)
+        let request = bytes("GET /p HTTP/1.1\r\nHost: h\r\n\r\n")
         let justUnder = (1024 + 65536) / request.count
         var paused = 0
         for _ in 0..<justUnder where m.bytesReceived(request, now: 0).reading == .pause { paused += 1 }
@@ -198,7 +198,7 @@ private let second: UInt64 = 1_000_000_000
         // refuses a larger head before that.
         var m = Self.machine(maxHeaderBytes: 4 << 20)
         _ = m.start(now: 0)
-        let head = bytes("GET / HTTP/1.1\r\nX-Long: ")
+        let head = bytes("GET / HTTP/1.1\r\nHost: h\r\nX-Long: ")
         #expect(m.bytesReceived(head, now: 0).reading == nil)
         let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 65536)
         var buffered = head.count
@@ -213,14 +213,14 @@ private let second: UInt64 = 1_000_000_000
     @Test func aClientThatLeavesCancelsItsPendingRequest() {
         var handling = Self.machine()
         _ = handling.start(now: 0)
-        _ = handling.bytesReceived(bytes("GET /slow HTTP/1.1\r\n\r\n"), now: 0)
+        _ = handling.bytesReceived(bytes("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n"), now: 0)
         #expect(handling.peerClosed().next.closed == true)
         #expect(handling.responseReady(ok("late"), now: second).next.isNone, "a late answer is dropped")
         #expect(handling.timerFired(now: 20 * second).next.isNone)
 
         var writing = Self.machine()
         _ = writing.start(now: 0)
-        _ = writing.bytesReceived(bytes("GET /big HTTP/1.1\r\n\r\n"), now: 0)
+        _ = writing.bytesReceived(bytes("GET /big HTTP/1.1\r\nHost: h\r\n\r\n"), now: 0)
         _ = writing.responseReady(ok("big"), now: 0)
         #expect(writing.peerClosed().next.closed == true, "still counted active until written")
         #expect(writing.writeCompleted(now: 0).next.isNone)
@@ -233,7 +233,7 @@ private let second: UInt64 = 1_000_000_000
     @Test func theLogRecordsTheHandlerTime() {
         var m = Self.machine()
         _ = m.start(now: 0)
-        _ = m.bytesReceived(bytes("GET /t HTTP/1.1\r\n\r\n"), now: 2 * second)
+        _ = m.bytesReceived(bytes("GET /t HTTP/1.1\r\nHost: h\r\n\r\n"), now: 2 * second)
         #expect(m.responseReady(ok("t"), now: 2 * second + 250_000_000).next.written?.elapsed == 250_000_000)
     }
 }

@@ -53,7 +53,7 @@ final class Counter: Sendable {
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let (_, port) = try Self.makeServer()
         let client = try TestClient(port: port)
-        client.send("GET /slow HTTP/1.1\r\n\r\nGET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz")
+        client.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\nGET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz")
         #expect(client.readResponse()?.text == "slow")
         #expect(client.readResponse()?.text == "GET /a  0")
         #expect(client.readResponse()?.text == "POST /b  3")
@@ -73,7 +73,7 @@ final class Counter: Sendable {
         #expect(old.readResponse()?.headers["connection"] == "close")
         #expect(old.isClosedByPeer())
         let kept = try TestClient(port: port)
-        kept.send("GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD /x HTTP/1.1\r\n\r\nGET /y HTTP/1.1\r\n\r\n")
+        kept.send("GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD /x HTTP/1.1\r\nHost: h\r\n\r\nGET /y HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(kept.readResponse()?.status == 200)
         let head = try #require(kept.readResponse(head: true))
         #expect(head.headers["content-length"] == "10" && head.body.isEmpty, "the length of the GET body")
@@ -81,10 +81,10 @@ final class Counter: Sendable {
     }
 
     @Test(arguments: [
-        ("GET / HTTP/1.1\r\n" + String(repeating: "X-Pad: " + String(repeating: "p", count: 100) + "\r\n", count: 40) + "\r\n", 431, "headers_too_large"),
-        ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\n\r\n", 414, "uri_too_long"),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411, "length_required"),
-        ("POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413, "payload_too_large"),
+        ("GET / HTTP/1.1\r\nHost: h\r\n" + String(repeating: "X-Pad: " + String(repeating: "p", count: 100) + "\r\n", count: 40) + "\r\n", 431, "headers_too_large"),
+        ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: h\r\n\r\n", 414, "uri_too_long"),
+        ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n", 411, "length_required"),
+        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000\r\n\r\n", 413, "payload_too_large"),
         ("BLAH\r\n\r\n", 400, "bad_request"),
     ])
     func limitsAnswerTheirStatusAndClose(_ text: String, _ status: Int, _ code: String) throws {
@@ -104,7 +104,7 @@ final class Counter: Sendable {
         let r = try #require(slow.readResponse())
         #expect(r.status == 408 && r.text.contains("request_timeout") && slow.isClosedByPeer())
         let idle = try TestClient(port: port)
-        idle.send("GET / HTTP/1.1\r\n\r\n")
+        idle.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(idle.readResponse()?.status == 200)
         let start = Date()
         #expect(idle.isClosedByPeer() && Date().timeIntervalSince(start) < 3)
@@ -116,8 +116,8 @@ final class Counter: Sendable {
         #expect(waitUntil { server.statistics.connectionsOpen == 2 })
         let c = try TestClient(port: port)
         #expect(c.isClosedByPeer())
-        a.send("GET / HTTP/1.1\r\n\r\n")
-        b.send("GET / HTTP/1.1\r\n\r\n")
+        a.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        b.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(a.readResponse()?.status == 200 && b.readResponse()?.status == 200)
         #expect(server.statistics.connectionsAccepted == 3)
     }
@@ -128,7 +128,7 @@ final class Counter: Sendable {
         if limit.rlim_cur < 2048 { limit.rlim_cur = min(limit.rlim_max, 4096); setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
         let (_, port) = try Self.makeServer()
         let clients = try (0..<500).map { _ in try TestClient(port: port) }
-        for (i, c) in clients.enumerated() { c.send("GET /c?i=\(i) HTTP/1.1\r\n\r\n") }
+        for (i, c) in clients.enumerated() { c.send("GET /c?i=\(i) HTTP/1.1\r\nHost: h\r\n\r\n") }
         var answered = 0
         for (i, c) in clients.enumerated() where c.readResponse()?.text == "GET /c i=\(i) 0" { answered += 1 }
         #expect(answered == 500)
@@ -140,10 +140,10 @@ final class Counter: Sendable {
         slow.send("GET / HT")
         let start = Date()
         let other = try TestClient(port: port)
-        other.send("GET /fast HTTP/1.1\r\n\r\n")
+        other.send("GET /fast HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(other.readResponse()?.status == 200)
         #expect(Date().timeIntervalSince(start) < 0.5)
-        slow.send("TP/1.1\r\n\r\n")
+        slow.send("TP/1.1\r\nHost: h\r\n\r\n")
         #expect(slow.readResponse()?.status == 200)
     }
 
@@ -152,7 +152,7 @@ final class Counter: Sendable {
         let (server, port) = try Self.makeServer(cancelled: cancelled)
         do {
             let client = try TestClient(port: port)
-            client.send("GET /slow HTTP/1.1\r\n\r\n")
+            client.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
             #expect(waitUntil { server.statistics.requestsActive == 1 })
         }
         #expect(waitUntil { server.statistics.connectionsOpen == 0 && server.statistics.requestsActive == 0 })
@@ -162,7 +162,7 @@ final class Counter: Sendable {
     @Test func largeBodiesAreWrittenAsTheSocketDrains() throws {
         let (_, port) = try Self.makeServer()
         let client = try TestClient(port: port)
-        client.send("GET /big HTTP/1.1\r\n\r\nGET /after HTTP/1.1\r\n\r\n")
+        client.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\nGET /after HTTP/1.1\r\nHost: h\r\n\r\n")
         let big = try #require(client.readResponse())
         #expect(big.body.count == 4 << 20 && big.body.allSatisfy { $0 == 7 })
         #expect(client.readResponse()?.text == "GET /after  0")
@@ -183,7 +183,7 @@ final class Counter: Sendable {
         }
         let before = residentBytes()
         let client = try TestClient(port: port)
-        client.send(String(repeating: "GET /huge HTTP/1.1\r\n\r\n", count: 5))
+        client.send(String(repeating: "GET /huge HTTP/1.1\r\nHost: h\r\n\r\n", count: 5))
         #expect(waitUntil { server.statistics.requestsActive == 1 })
         usleep(500_000)
         #expect(residentBytes() - before < 32 << 20, "grew by \((residentBytes() - before) >> 20) MiB")
@@ -197,11 +197,11 @@ final class Counter: Sendable {
         defer { unlink(path) }
         try server.listen(ListenAddress.unix(path: path))
         let u = try TestClient(unixPath: path)
-        u.send("GET /u HTTP/1.1\r\n\r\n")
+        u.send("GET /u HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(u.readResponse()?.text == "GET /u  0")
         let port6 = try server.listen(ListenAddress.inet(host: "::1", port: 0))
         let v6 = try TestClient(port: port6, host: "::1")
-        v6.send("GET /six HTTP/1.1\r\n\r\n")
+        v6.send("GET /six HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(v6.readResponse()?.text == "GET /six  0")
     }
 
@@ -218,14 +218,14 @@ final class Counter: Sendable {
     @Test func drainFinishesInFlightClosesIdleAndStopsAccepting() throws {
         let (server, port) = try Self.makeServer()
         let idle = try TestClient(port: port)
-        idle.send("GET / HTTP/1.1\r\n\r\n")
+        idle.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(idle.readResponse()?.status == 200)
         // The idle request counts as active until its write completes, which may
         // be after the client read it: wait for that first, or the check below
         // could see it instead of the slow one and drain before /slow is parsed.
         #expect(waitUntil { server.statistics.requestsActive == 0 })
         let busy = try TestClient(port: port)
-        busy.send("GET /slow HTTP/1.1\r\n\r\n")
+        busy.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(waitUntil { server.statistics.requestsActive == 1 })
         let done = DispatchSemaphore(value: 0)
         server.drain(deadline: 5) { done.signal() }

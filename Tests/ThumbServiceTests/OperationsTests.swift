@@ -99,6 +99,7 @@ import ThumbHTTP
                                 ["Authorization": "Bearer t0k3n2"], ["Authorization": "t0k3n"]] {
                     let r = daemon.get(e.target, headers: headers, method: e.method, body: e.body)
                     #expect(r.status == 401 && errorCode(r.body) == "unauthorized", "\(e.method) \(e.target) \(headers)")
+                    #expect(r.headers["www-authenticate"] == "Bearer", "RFC 9110 §11.6.1: a 401 names its scheme")
                 }
                 let r = daemon.get(e.target, headers: ["Authorization": "Bearer t0k3n"], method: e.method, body: e.body)
                 #expect(r.status == e.ok, "\(e.method) \(e.target)")

@@ -1,0 +1,44 @@
+import Glibc
+
+/// What to do when accept(2) fails (README § HTTP server). Out of descriptors
+/// (EMFILE, ENFILE) or kernel memory (ENOBUFS, ENOMEM), the connection stays
+/// in the backlog and the listener stays readable: accepting again at once
+/// would spin a CPU, so accepting pauses. One warning per burst, not one per
+/// attempt: a burst ends after `quietSeconds` without such a failure. Pure:
+/// the time comes in.
+struct AcceptFailures {
+    typealias Instant = ConnectionStateMachine.Instant
+
+    static let pauseSeconds = 0.1
+    static let quietSeconds: UInt64 = 10
+
+    /// Failures for want of resources since start.
+    private(set) var total = 0
+    /// Failures in the current burst (nil: none going on).
+    private var burst: (count: Int, last: Instant)?
+
+    struct Outcome: Equatable {
+        /// A line to log at warning level, or nil while the burst is already reported.
+        var warning: String?
+        /// Seconds to stop accepting; nil for a failure that concerns only
+        /// the one connection (it is gone; the next accept may work).
+        var pause: Double?
+    }
+
+    mutating func failed(errno code: Int32, now: Instant) -> Outcome {
+        guard [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code) else { return Outcome() }
+        total += 1
+        var outcome = Outcome(pause: Self.pauseSeconds)
+        if let b = burst, now - b.last < Self.quietSeconds * 1_000_000_000 {
+            burst = (b.count + 1, now)
+        } else {
+            let name = code == EMFILE ? "EMFILE" : code == ENFILE ? "ENFILE" : code == ENOBUFS ? "ENOBUFS" : "ENOMEM"
+            let earlier = burst.map { " (the last burst: \($0.count) failed accepts)" } ?? ""
+            outcome.warning = "accept: \(String(cString: strerror(code))) (\(name)); new connections wait in the "
+                + "backlog, retried every \(Int(Self.pauseSeconds * 1000)) ms; raise the open-file limit or lower "
+                + "http.maxConnections\(earlier)"
+            burst = (1, now)
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Glibc
+
+/// A loopback client with a 4 KiB receive buffer that sends one request and
+/// then reads nothing until told to: the slow reader of README § HTTP server.
+final class SlowReader {
+    let fd: Int32
+
+    init(port: UInt16, request: String) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var small: Int32 = 4096
+        // Before connect, so the window the server sees is small from the start.
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &a.sin_addr)
+        let r = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if r != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    deinit { close(fd) }
+
+    /// Reads until end of file, a reset or `seconds` pass; the bytes received
+    /// (head included) and whether the server ended the connection.
+    func readToEnd(seconds: Double = 5) -> (bytes: Int, ended: Bool) {
+        let deadline = Date().addingTimeInterval(seconds)
+        var total = 0
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 { total += n; continue }
+            if n == 0 || (errno != EAGAIN && errno != EINTR) { return (total, true) }
+        }
+        return (total, false)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Glibc
+import Testing
+import ThumbHTTP
+@testable import ThumbService
+
+/// `Expect: 100-continue` against the real daemon wiring (README § HTTP server):
+/// the admin token, path and method are checked before the body is asked for.
+@Suite struct ExpectContinueServiceTests {
+    @Test func prefetchAsksForItsBodyOnlyWithTheToken() throws {
+        try EndToEndTests.withDaemon({ $0.security.adminToken = "t0k3n" }) { daemon, _ in
+            let head = "POST /prefetch HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 13\r\n"
+            let anonymous = try RawClient(port: daemon.port)
+            anonymous.send(head + "\r\n")
+            let refused = anonymous.receive(until: "\r\n\r\n")
+            #expect(refused.hasPrefix("HTTP/1.1 401 ") && refused.contains("WWW-Authenticate: Bearer\r\n"), "\(refused)")
+
+            let wrongPath = try RawClient(port: daemon.port)
+            wrongPath.send("POST /nope HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 13\r\n\r\n")
+            #expect(wrongPath.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 404 "))
+
+            let admin = try RawClient(port: daemon.port)
+            admin.send(head + "Authorization: Bearer t0k3n\r\n\r\n")
+            #expect(admin.receive(until: "\r\n\r\n") == "HTTP/1.1 100 Continue\r\n\r\n")
+            admin.send(#"{"items": []}"#)
+            #expect(admin.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 202 "))
+        }
+    }
+}
+
+/// A blocking loopback client that returns raw text.
+private final class RawClient {
+    let fd: Int32
+
+    init(port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &a.sin_addr)
+        let r = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if r != 0 { close(fd); throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Reads one byte at a time up to and including `marker` (so nothing
+    /// after it is consumed), or until the peer stops sending.
+    func receive(until marker: String) -> String {
+        var out: [UInt8] = []
+        let end = Array(marker.utf8)
+        var byte: UInt8 = 0
+        while !out.ends(with: end), recv(fd, &byte, 1, 0) == 1 { out.append(byte) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+private extension Array where Element == UInt8 {
+    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+}
