@@ -10,6 +10,7 @@ public final class ServiceHandler: Sendable {
     private let service: ThumbnailService
     private let prefetcher: Prefetcher
     private let durations = RequestDurationHistogram()
+    private let shortcuts = HitShortcuts()
     private let started = Date()
     /// The server's figures and drain state; set once the server exists.
     private let serverStatistics: @Sendable () -> ServerStatistics
@@ -72,10 +73,17 @@ public final class ServiceHandler: Sendable {
 
     public func handle(_ request: HTTPRequest, _ responder: Responder) {
         guard let route = Route(path: request.path) else { return responder.respond(ServiceError.notFound.response) }
+        if route == .thumbnail {
+            // The hot path reads the configuration only when it must.
+            guard route.methods.contains(request.method) else {
+                return responder.respond(refusal(request, route, service.config)!)
+            }
+            return thumbnail(request, responder)
+        }
         let config = service.config
         if let refused = refusal(request, route, config) { return responder.respond(refused) }
         switch route {
-        case .thumbnail: thumbnail(request, config, responder)
+        case .thumbnail: break
         case .healthz:
             responder.respond(isDraining()
                 ? HTTPResponse(status: 503, headers: [("Content-Type", "text/plain")], body: Array("draining".utf8))
@@ -100,38 +108,50 @@ public final class ServiceHandler: Sendable {
                          prefetch: prefetcher.statistics, server: serverStatistics())
     }
 
-    private func thumbnail(_ request: HTTPRequest, _ config: ServiceConfiguration, _ responder: Responder) {
-        // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
-        if let key = config.security.signingKey, !URLSignature.verify(target: request.target, key: key) {
-            return responder.respond(Self.thumbnailError(.badSignature, config.output, varies: false))
-        }
+    /// A request spelled as one seen before under this configuration skips
+    /// the signature, the parsing and the normalization; a memory hit of it
+    /// sends fields built once ([HitShortcuts]). Everything else takes the
+    /// full path, which also fills the shortcut.
+    private func thumbnail(_ request: HTTPRequest, _ responder: Responder) {
+        let generation = service.configurationGeneration
+        let key = HitShortcuts.Key(target: request.target, accept: request.header("Accept"))
         let parsed: ThumbnailRequest
-        do {
-            parsed = try ThumbnailRequest(query: request.query, config: config, accept: request.header("Accept"))
-        } catch {
-            return responder.respond(Self.thumbnailError(error, config.output, varies: false))
+        if let entry = shortcuts.entry(key, generation: generation) {
+            if let r = service.cachedRendition(entry.request) {
+                let fields: AnswerFields
+                if let known = entry.fields, known.etag == r.etag {
+                    fields = known
+                } else {
+                    fields = AnswerFields(r, cacheControl: Self.cacheControl(service.config.output),
+                                          varies: entry.request.variesByAccept)
+                    shortcuts.remember(key, .init(request: entry.request, fields: fields), generation: generation)
+                }
+                return responder.respond(fields.response(r, cache: .memory, ifNoneMatch: request.header("If-None-Match")))
+            }
+            parsed = entry.request
+        } else {
+            let config = service.config
+            // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
+            if let key = config.security.signingKey, !URLSignature.verify(target: request.target, key: key) {
+                return responder.respond(Self.thumbnailError(.badSignature, config.output, varies: false))
+            }
+            do {
+                parsed = try ThumbnailRequest(query: request.query, config: config, accept: key.accept)
+            } catch {
+                return responder.respond(Self.thumbnailError(error, config.output, varies: false))
+            }
+            shortcuts.remember(key, .init(request: parsed, fields: nil), generation: generation)
         }
         let ifNoneMatch = request.header("If-None-Match")
         let varies = parsed.variesByAccept
-        service.thumbnail(parsed) { result in
+        service.thumbnail(parsed) { [service] result in
+            let output = service.config.output
             switch result {
             case .failure(let error):
-                responder.respond(Self.thumbnailError(error, config.output, varies: varies))
+                responder.respond(Self.thumbnailError(error, output, varies: varies))
             case .success(let answer):
-                let r = answer.rendition
-                var headers: [(name: String, value: String)] = [
-                    ("Content-Type", r.contentType), ("ETag", r.etag),
-                    ("Cache-Control", Self.cacheControl(config.output)),
-                    ("X-Cache", answer.cache.rawValue),
-                ]
-                if varies { headers.append(("Vary", "Accept")) }
-                if let ifNoneMatch, Self.matches(ifNoneMatch, r.etag) {
-                    var notModified = HTTPResponse(status: 304, headers: headers)
-                    notModified.omitBody = true
-                    return responder.respond(notModified)
-                }
-                headers += [("X-Image-Width", String(r.width)), ("X-Image-Height", String(r.height))]
-                responder.respond(HTTPResponse(status: 200, headers: headers, body: r.bytes))
+                let fields = AnswerFields(answer.rendition, cacheControl: Self.cacheControl(output), varies: varies)
+                responder.respond(fields.response(answer.rendition, cache: answer.cache, ifNoneMatch: ifNoneMatch))
             }
         }
     }

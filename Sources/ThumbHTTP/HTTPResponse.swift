@@ -9,6 +9,10 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// For HEAD: send the headers of the GET, including its Content-Length, but no body.
     public var omitBody = false
+    /// Header lines already on the wire format (`Name: value\r\n` each), sent
+    /// after `headers`: an answer served many times builds its fields once.
+    /// `header(_:)` does not see them.
+    public var preparedFields: [UInt8] = []
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status

@@ -5,7 +5,7 @@ enum ResponseHead {
     /// interpolation and converting cost about six allocations per response.
     static func bytes(of response: HTTPResponse, keepAlive: Bool) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(160 + response.headers.count * 48)
+        out.reserveCapacity(160 + response.headers.count * 48 + response.preparedFields.count)
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(response.status, to: &out)
         out.append(UInt8(ascii: " "))
@@ -26,6 +26,7 @@ enum ResponseHead {
             out.append(contentsOf: value.utf8)
             out.append(contentsOf: "\r\n".utf8)
         }
+        out.append(contentsOf: response.preparedFields)
         out.append(contentsOf: "\r\n".utf8)
         return out
     }

@@ -20,8 +20,20 @@ public struct ServiceCounters: Equatable, Sendable {
 /// and its origin loader.
 final class SharedCounters: Sendable {
     private let mutex = Mutex(ServiceCounters())
+    /// Kept apart from the lock: a memory hit, the hot path, counts with one
+    /// atomic add.
+    private let memoryHits = Atomic<Int>(0)
 
     func withLock<R: Sendable>(_ body: (inout ServiceCounters) -> R) -> R {
         mutex.withLock { body(&$0) }
+    }
+
+    func countMemoryHit() { memoryHits.add(1, ordering: .relaxed) }
+
+    /// Every counter, read now.
+    var snapshot: ServiceCounters {
+        var counters = mutex.withLock { $0 }
+        counters.memoryHits = memoryHits.load(ordering: .relaxed)
+        return counters
     }
 }

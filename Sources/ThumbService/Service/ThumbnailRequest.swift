@@ -14,6 +14,9 @@ public struct ThumbnailRequest: Hashable, Sendable {
     /// Not part of the key: `auto` answered as WebP and `webp` share one entry.
     public var variesByAccept: Bool
 
+    /// The source's host, as the allowlist sees it.
+    public var sourceHost: String { String(URLNormalization.host(ofNormalized: sourceURL) ?? "") }
+
     public static func == (a: Self, b: Self) -> Bool { a.sourceURL == b.sourceURL && a.variant == b.variant }
 
     public func hash(into hasher: inout Hasher) {

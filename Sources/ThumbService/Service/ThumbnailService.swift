@@ -15,6 +15,7 @@ import ThumbImaging
 /// called exactly once, from any thread.
 public final class ThumbnailService: Sendable {
     private let configuration: Mutex<ServiceConfiguration>
+    private let generation = Atomic<Int>(0)
     let memory: MemoryCache<MemoryKey, MemoryItem>
     let disk: DiskStore?
     public let renders: RenderQueue
@@ -50,6 +51,7 @@ public final class ThumbnailService: Sendable {
             defer { old = new }
             return old
         }
+        generation.add(1, ordering: .releasing)
         // Variants in memory do not know the address their original came
         // from; when private networks become refused, they go (the originals
         // on disk do know it, and are checked as they load).
@@ -63,24 +65,39 @@ public final class ThumbnailService: Sendable {
         loader.fetcher.update(configuration: new)
     }
 
+    /// The host rule holds for what is already cached too: a reload that
+    /// narrows allowedHosts stops serving those sources at once.
+    private func hostRefusal(_ request: ThumbnailRequest) -> ServiceError? {
+        let allowed = configuration.withLock { $0.origin.allowedHosts }
+        guard !allowed.isEmpty, !HostPattern.allows(request.sourceHost, patterns: allowed) else { return nil }
+        return .forbiddenSource("host \(request.sourceHost) is not in origin.allowedHosts")
+    }
+
+    /// Bumped by every reload: what a caller derives from the configuration
+    /// (a request's validation, a response's prepared fields) holds for one
+    /// generation.
+    public var configurationGeneration: Int { generation.load(ordering: .acquiring) }
+
+    /// The hot path of a live memory hit, counted as `thumbnail(_:completion:)`
+    /// counts one: the rendition when it is in memory and its host still
+    /// allowed; nil otherwise, and `thumbnail(_:completion:)` then gives the
+    /// answer (a render, or the refusal).
+    public func cachedRendition(_ request: ThumbnailRequest) -> Rendition? {
+        guard hostRefusal(request) == nil,
+              case .rendition(let r)? = memory.get(.rendition(url: request.sourceURL, request.variant)) else { return nil }
+        counters.countMemoryHit()
+        return r
+    }
+
     /// Answers one validated request.
     public func thumbnail(_ request: ThumbnailRequest, priority: RenderQueue.Priority = .live,
                           completion: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) {
         let url = request.sourceURL
-        // The host rule holds for what is already cached too: a reload that
-        // narrows allowedHosts stops serving those sources at once.
-        let allowed = configuration.withLock { $0.origin.allowedHosts }
-        if !allowed.isEmpty {
-            let host = String(URLNormalization.host(ofNormalized: url) ?? "")
-            guard HostPattern.allows(host, patterns: allowed) else {
-                completion(.failure(.forbiddenSource("host \(host) is not in origin.allowedHosts")))
-                return
-            }
-        }
+        if let refused = hostRefusal(request) { return completion(.failure(refused)) }
         // README § Statistics: memory hits and misses count /thumbnail requests; prefetch items are not.
         let live = priority == .live
         if case .rendition(let r)? = memory.get(.rendition(url: url, request.variant)) {
-            if live { counters.withLock { $0.memoryHits += 1 } }
+            if live { counters.countMemoryHit() }
             completion(.success(ThumbnailResult(rendition: r, cache: .memory)))
             return
         }
@@ -98,7 +115,7 @@ public final class ThumbnailService: Sendable {
             return
         }
         if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
-            if live { counters.withLock { $0.memoryHits += 1 } }
+            if live { counters.countMemoryHit() }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
                 (try self.encode(request, bitmap: bitmap, sha256: sha), .memory)
             }
@@ -214,7 +231,7 @@ public final class ThumbnailService: Sendable {
         let c = config
         return ServiceStatistics(memory: memory.statistics,
                                  disk: disk?.statistics ?? DiskStore.Statistics(limitBytes: c.diskStore.maxBytes),
-                                 counters: counters.withLock { $0 }, render: renders.statistics)
+                                 counters: counters.snapshot, render: renders.statistics)
     }
 
     /// Forgets a source (README § Endpoints `DELETE /cache`): its original on disk, every

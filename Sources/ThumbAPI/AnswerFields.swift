@@ -1,0 +1,58 @@
+import ThumbHTTP
+import ThumbService
+
+/// The header fields of a thumbnail answer (README § Output), serialized once
+/// per rendition and configuration: a memory hit sends them as they are.
+/// `X-Cache` is not among them; it differs between answers of one rendition.
+struct AnswerFields: Sendable {
+    /// The rendition these fields describe.
+    let etag: String
+    /// 200: Content-Type, ETag, Cache-Control, Vary, X-Image-Width, X-Image-Height.
+    let ok: [UInt8]
+    /// 304 carries no `X-Image-*` (they describe a body it does not have).
+    let notModified: [UInt8]
+
+    init(_ r: Rendition, cacheControl: String, varies: Bool) {
+        etag = r.etag
+        var common: [UInt8] = []
+        Self.append("Content-Type", r.contentType, to: &common)
+        Self.append("ETag", r.etag, to: &common)
+        Self.append("Cache-Control", cacheControl, to: &common)
+        if varies { Self.append("Vary", "Accept", to: &common) }
+        notModified = common
+        Self.append("X-Image-Width", String(r.width), to: &common)
+        Self.append("X-Image-Height", String(r.height), to: &common)
+        ok = common
+    }
+
+    /// The answer to a request with these fields: 304 when `ifNoneMatch`
+    /// matches, else 200 with the rendition's bytes.
+    func response(_ r: Rendition, cache: CacheOutcome, ifNoneMatch: String?) -> HTTPResponse {
+        let tag = switch cache {
+        case .memory: Self.memoryTag
+        case .disk: Self.diskTag
+        case .origin: Self.originTag
+        }
+        if let ifNoneMatch, ServiceHandler.matches(ifNoneMatch, etag) {
+            var notModified = HTTPResponse(status: 304, headers: tag)
+            notModified.omitBody = true
+            notModified.preparedFields = self.notModified
+            return notModified
+        }
+        var response = HTTPResponse(status: 200, headers: tag, body: r.bytes)
+        response.preparedFields = ok
+        return response
+    }
+
+    /// One `X-Cache` field array per outcome, shared by every answer.
+    private static let memoryTag = [(name: "X-Cache", value: CacheOutcome.memory.rawValue)]
+    private static let diskTag = [(name: "X-Cache", value: CacheOutcome.disk.rawValue)]
+    private static let originTag = [(name: "X-Cache", value: CacheOutcome.origin.rawValue)]
+
+    private static func append(_ name: String, _ value: String, to out: inout [UInt8]) {
+        out.append(contentsOf: name.utf8)
+        out.append(contentsOf: ": ".utf8)
+        out.append(contentsOf: value.utf8)
+        out.append(contentsOf: "\r\n".utf8)
+    }
+}
