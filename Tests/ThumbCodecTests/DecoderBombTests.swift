@@ -82,6 +82,14 @@ import ThumbImaging
         #expect(Date().timeIntervalSince(start) < 1.0)
     }
 
+    /// The fuzzer's seeds of both shapes (made with Python's zlib and cjpeg, see SOURCES.md).
+    @Test func theCommittedBombSeedsBehave() throws {
+        #expect(try ImageDecoder.decodeBitmap(Fixtures.bytes("bombs/png-idat-bomb.png"), maxPixels: 1 << 20).bitmap.width == 100)
+        #expect(throws: CodecError.corrupt("progressive JPEG has more than 100 scans")) {
+            try ImageDecoder.decodeBitmap(Fixtures.bytes("bombs/jpeg-scan-bomb.jpg"), maxPixels: 1 << 20)
+        }
+    }
+
     // MARK: JPEG
 
     /// `black-2scans.jpg` (DC scan, one AC scan) with its last scan repeated:
