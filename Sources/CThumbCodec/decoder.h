@@ -15,6 +15,7 @@ struct thumbd_decoder {
     // Frees whatever the format keeps in state (not the decoder itself).
     void (*release)(thumbd_decoder *d);
     void *state;
+    thumbd_deadline deadline;   // checked before every batch of rows
 };
 
 /// A zeroed decoder, or NULL with THUMBD_NO_MEMORY reported.

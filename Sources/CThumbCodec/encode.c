@@ -19,8 +19,19 @@ static int hand_over(const uint8_t *bytes, size_t length, void **out, size_t *ou
     return THUMBD_OK;
 }
 
+// libwebp calls this between macroblock rows (and passes); 0 aborts the encode.
+static int webp_progress(int percent, const WebPPicture *picture) {
+    (void)percent;
+    return !thumbd_deadline_passed(*(const thumbd_deadline *)picture->user_data);
+}
+
+static int deadline_passed(char *message, size_t message_size) {
+    thumbd_set_message(message, message_size, "render deadline passed");
+    return THUMBD_DEADLINE;
+}
+
 int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quality,
-                       void **out, size_t *out_length, char *message, size_t message_size) {
+                       thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size) {
     *out = NULL;
     *out_length = 0;
     WebPConfig config;
@@ -45,9 +56,13 @@ int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int ha
     WebPMemoryWriterInit(&writer);
     picture.writer = WebPMemoryWrite;
     picture.custom_ptr = &writer;
+    picture.progress_hook = webp_progress;
+    picture.user_data = &deadline;
     if (ok) ok = WebPEncode(&config, &picture);
     int status = THUMBD_OK;
-    if (!ok) {
+    if (!ok && picture.error_code == VP8_ENC_ERROR_USER_ABORT) {
+        status = deadline_passed(message, message_size);
+    } else if (!ok) {
         char text[64];
         snprintf(text, sizeof text, "WebP encoding failed (libwebp error %d)", (int)picture.error_code);
         thumbd_set_message(message, message_size, text);
@@ -68,9 +83,14 @@ static int avif_failed(avifResult result, char *message, size_t message_size) {
 }
 
 int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quantizer,
-                       int speed, void **out, size_t *out_length, char *message, size_t message_size) {
+                       int speed, thumbd_deadline deadline, void **out, size_t *out_length,
+                       char *message, size_t message_size) {
     *out = NULL;
     *out_length = 0;
+    // libavif 0.11 has no progress or cancel hook: once avifEncoderWrite runs,
+    // it runs to the end (aom at speed 9 on a bitmap of at most
+    // maxOutputDimension² pixels). Only a deadline already passed stops it.
+    if (thumbd_deadline_passed(deadline)) return deadline_passed(message, message_size);
     avifImage *image = avifImageCreate((int)width, (int)height, 8, AVIF_PIXEL_FORMAT_YUV420);
     avifEncoder *encoder = avifEncoderCreate();
     if (!image || !encoder) {

@@ -12,6 +12,7 @@ typedef struct {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
     int status;
+    uint32_t width, height;   // the frame's size, kept for a THUMBD_TOO_LARGE answer
     char message[JMSG_LENGTH_MAX];
 } shim_error;
 
@@ -21,6 +22,8 @@ static int classify(int code) {
         return THUMBD_UNSUPPORTED;
     case JERR_OUT_OF_MEMORY:
         return THUMBD_NO_MEMORY;
+    case JERR_IMAGE_TOO_BIG:     // a side over libjpeg's 65500: the header is fine, the image too large
+        return THUMBD_TOO_LARGE;
     default:
         return THUMBD_CORRUPT;
     }
@@ -30,6 +33,10 @@ static void on_error_exit(j_common_ptr cinfo) {
     shim_error *err = (shim_error *)cinfo->err;
     cinfo->err->format_message(cinfo, err->message);
     err->status = classify(cinfo->err->msg_code);
+    if (cinfo->is_decompressor) {
+        err->width = ((j_decompress_ptr)cinfo)->image_width;
+        err->height = ((j_decompress_ptr)cinfo)->image_height;
+    }
     longjmp(err->jump, 1);
 }
 
@@ -47,6 +54,37 @@ static void on_emit_message(j_common_ptr cinfo, int level) {
 }
 
 static void on_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void stop(j_common_ptr cinfo, int status, const char *why) {
+    shim_error *err = (shim_error *)cinfo->err;
+    strcpy(err->message, why);
+    err->status = status;
+    longjmp(err->jump, 1);
+}
+
+// libjpeg calls the progress monitor before each iMCU row of every scan it
+// reads (jpeg_start_decompress reads a progressive file's scans here), for
+// every jpeg_read_scanlines/jpeg_write_scanlines call and for each row of an
+// encoder's optimisation passes: the place to stop a scan bomb (more scans
+// than any real file has, each costing a pass over the coefficients, as
+// libjpeg-turbo's `djpeg -maxscans` does) and a render past its deadline.
+typedef struct {
+    struct jpeg_progress_mgr pub;
+    thumbd_deadline deadline;
+} shim_progress;
+
+static void on_progress(j_common_ptr cinfo) {
+    shim_progress *progress = (shim_progress *)cinfo->progress;
+    if (cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->input_scan_number > THUMBD_JPEG_MAX_SCANS)
+        stop(cinfo, THUMBD_CORRUPT, "progressive JPEG has more than 100 scans");
+    if (thumbd_deadline_passed(progress->deadline)) stop(cinfo, THUMBD_DEADLINE, "render deadline passed");
+}
+
+static void init_progress(shim_progress *progress, thumbd_deadline deadline) {
+    memset(progress, 0, sizeof *progress);
+    progress->pub.progress_monitor = on_progress;
+    progress->deadline = deadline;
+}
 
 static void init_error(shim_error *err) {
     jpeg_std_error(&err->pub);
@@ -158,6 +196,10 @@ int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, 
     cinfo.err = &err.pub;
     if (setjmp(err.jump)) {
         copy_message(err.message, message, message_size);
+        if (err.status == THUMBD_TOO_LARGE) {
+            info->width = err.width;
+            info->height = err.height;
+        }
         jpeg_destroy_decompress(&cinfo);
         return err.status;
     }
@@ -186,6 +228,7 @@ struct thumbd_jpeg_decoder {
     struct jpeg_decompress_struct cinfo;
     shim_source src;
     shim_error err;
+    shim_progress progress;
     int cmyk;            // output is CMYK and needs converting to RGBA here
     int inverted;        // Adobe CMYK stores inverted values
     JSAMPARRAY scratch;  // one CMYK row, owned by libjpeg's pool
@@ -218,7 +261,7 @@ static void read_icc(thumbd_jpeg_decoder *d) {
     }
 }
 
-thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num,
+thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
                                       uint32_t *out_width, uint32_t *out_height,
                                       int *status, char *message, size_t message_size) {
     thumbd_jpeg_decoder *d = calloc(1, sizeof *d);
@@ -232,6 +275,8 @@ thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale
         return NULL;
     }
     jpeg_create_decompress(&d->cinfo);
+    init_progress(&d->progress, deadline);
+    d->cinfo.progress = &d->progress.pub;
     memory_source(&d->cinfo, &d->src, data, length);
     jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(&d->cinfo, TRUE);
@@ -324,10 +369,11 @@ void thumbd_jpeg_use_cmyk_profile(thumbd_jpeg_decoder *d, thumbd_icc *icc) {
     if (d->cmyk) d->cmyk_profile = icc;
 }
 
-int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality,
+int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality, thumbd_deadline deadline,
                        void **out, size_t *out_length, char *message, size_t message_size) {
     struct jpeg_compress_struct cinfo;
     shim_error err;
+    shim_progress progress;
     // jpeg_mem_dest writes its buffer pointer here; it lives in memory, not a
     // register, so it is still valid after a longjmp.
     struct { unsigned char *buffer; unsigned long size; } *mem = calloc(1, sizeof *mem);
@@ -341,9 +387,11 @@ int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int qu
         jpeg_destroy_compress(&cinfo);
         free(mem->buffer);
         free(mem);
-        return THUMBD_FAILED;
+        return err.status == THUMBD_DEADLINE ? THUMBD_DEADLINE : THUMBD_FAILED;
     }
     jpeg_create_compress(&cinfo);
+    init_progress(&progress, deadline);
+    cinfo.progress = &progress.pub;
     jpeg_mem_dest(&cinfo, &mem->buffer, &mem->size);
     cinfo.image_width = width;
     cinfo.image_height = height;

@@ -14,4 +14,12 @@ extension ServiceError {
         response.headers += headers
         return response
     }
+
+    /// Whether a `/thumbnail` answer with this error says something lasting
+    /// about the source (404, 415, 422), so it may be cached briefly
+    /// (README § Output); the render-deadline 422 depends on load and is not.
+    public var isLasting: Bool {
+        if case .renderTimedOut = self { return false }
+        return [404, 415, 422].contains(status)
+    }
 }

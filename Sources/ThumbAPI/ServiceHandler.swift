@@ -168,8 +168,7 @@ public final class ServiceHandler: Sendable {
     static func thumbnailError(_ error: ServiceError, _ output: ServiceConfiguration.Output,
                                varies: Bool) -> HTTPResponse {
         var response = error.response
-        let lasting = [404, 415, 422].contains(error.status)
-        response.headers.append(("Cache-Control", lasting ? "public, max-age=\(output.errorMaxAgeSeconds)" : "no-store"))
+        response.headers.append(("Cache-Control", error.isLasting ? "public, max-age=\(output.errorMaxAgeSeconds)" : "no-store"))
         if varies { response.headers.append(("Vary", "Accept")) }
         return response
     }

@@ -10,4 +10,6 @@ public enum CodecError: Error, Equatable, Sendable {
     case tooLarge(width: Int, height: Int)
     /// An encoder failed (out of memory, or a bug).
     case encodeFailed(String)
+    /// The `RenderDeadline` passed while decoding or encoding; the work was abandoned.
+    case deadlineExceeded
 }

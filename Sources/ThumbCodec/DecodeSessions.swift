@@ -4,12 +4,12 @@ import ThumbImaging
 /// Drives one incremental JPEG decode through the C shim: every library call
 /// that can longjmp happens inside the shim; Swift only sees status codes.
 enum JPEGSession {
-    static func run<S: ScanlineSink>(_ bytes: UnsafeRawBufferPointer, scaleNumerator: Int,
+    static func run<S: ScanlineSink>(_ bytes: UnsafeRawBufferPointer, scaleNumerator: Int, deadline: RenderDeadline,
                                      into sink: inout S) -> Result<DecodeInfo, CodecError> {
         var message = [CChar](repeating: 0, count: 256)
         var status: Int32 = 0
         var width: UInt32 = 0, height: UInt32 = 0
-        guard let decoder = thumbd_jpeg_open(bytes.baseAddress, bytes.count, Int32(scaleNumerator),
+        guard let decoder = thumbd_jpeg_open(bytes.baseAddress, bytes.count, Int32(scaleNumerator), deadline.raw,
                                              &width, &height, &status, &message, message.count) else {
             return .failure(RowPump.failure(status, message))
         }
@@ -43,11 +43,12 @@ enum JPEGSession {
 
 /// Drives one incremental PNG decode through the C shim.
 enum PNGSession {
-    static func run<S: ScanlineSink>(_ bytes: UnsafeRawBufferPointer, into sink: inout S) -> Result<DecodeInfo, CodecError> {
+    static func run<S: ScanlineSink>(_ bytes: UnsafeRawBufferPointer, deadline: RenderDeadline,
+                                     into sink: inout S) -> Result<DecodeInfo, CodecError> {
         var message = [CChar](repeating: 0, count: 256)
         var status: Int32 = 0
         var width: UInt32 = 0, height: UInt32 = 0
-        guard let decoder = thumbd_png_open(bytes.baseAddress, bytes.count, &width, &height,
+        guard let decoder = thumbd_png_open(bytes.baseAddress, bytes.count, deadline.raw, &width, &height,
                                             &status, &message, message.count) else {
             return .failure(RowPump.failure(status, message))
         }

@@ -4,12 +4,13 @@ import ThumbImaging
 /// Lossy WebP (README § Output `webp`): libwebp at quality `q`; when the bitmap has
 /// any alpha < 255 the alpha plane is kept losslessly, else none is written.
 public enum WebPEncoder {
-    public static func encode(_ bitmap: Bitmap, quality: Int) throws(CodecError) -> [UInt8] {
+    public static func encode(_ bitmap: Bitmap, quality: Int,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
         let alpha: Int32 = bitmap.isOpaque ? 0 : 1
         return try EncodedBuffer.take { out, length, message, size in
             bitmap.pixels.withUnsafeBytes {
                 thumbd_webp_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha,
-                                   Int32(min(100, max(0, quality))), out, length, message, size)
+                                   Int32(min(100, max(0, quality))), deadline.raw, out, length, message, size)
             }
         }
     }
@@ -33,13 +34,14 @@ public enum AVIFEncoder {
         return Int((63 * (100 - q) / 100).rounded())
     }
 
-    public static func encode(_ bitmap: Bitmap, quality: Int) throws(CodecError) -> [UInt8] {
+    public static func encode(_ bitmap: Bitmap, quality: Int,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
         let alpha: Int32 = bitmap.isOpaque ? 0 : 1
         let quantizer = Int32(quantizer(forQuality: quality))
         return try EncodedBuffer.take { out, length, message, size in
             bitmap.pixels.withUnsafeBytes {
                 thumbd_avif_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha, quantizer,
-                                   Int32(speed), out, length, message, size)
+                                   Int32(speed), deadline.raw, out, length, message, size)
             }
         }
     }

@@ -5,7 +5,7 @@ import ThumbImaging
 /// decoder (open, read rows in batches, close), like `JPEGSession`.
 enum FormatSession {
     static func run<S: ScanlineSink>(_ bytes: UnsafeRawBufferPointer, header: ImageHeader, scaleNumerator: Int,
-                                     into sink: inout S) -> Result<DecodeInfo, CodecError> {
+                                     deadline: RenderDeadline, into sink: inout S) -> Result<DecodeInfo, CodecError> {
         var message = [CChar](repeating: 0, count: 256)
         var status: Int32 = 0
         var width: UInt32 = 0, height: UInt32 = 0
@@ -24,6 +24,7 @@ enum FormatSession {
         }
         guard let decoder = opened else { return .failure(RowPump.failure(status, message)) }
         defer { thumbd_decoder_close(decoder) }
+        thumbd_decoder_set_deadline(decoder, deadline.raw)
         // Only WebP scales; anything else reports full size.
         let scale = Int(width) == header.width && Int(height) == header.height ? 8 : scaleNumerator
         return RowPump.run(width: Int(width), height: Int(height), scale: scale, into: &sink) { buffer, max, read in

@@ -121,17 +121,20 @@ public enum ImageDecoder {
 
     /// Decodes into `sink`, top row first, in stored orientation (HEIF/AVIF:
     /// with irot/imir applied); a JPEG or a still opaque WebP at the smallest
-    /// M/8 scale that still covers `minimumDisplayedSize`.
+    /// M/8 scale that still covers `minimumDisplayedSize`. Past `deadline` the
+    /// decode stops at its next row or scan with `CodecError.deadlineExceeded`.
     @discardableResult
     public static func decode<S: ScanlineSink>(_ data: [UInt8], header: ImageHeader,
                                                minimumDisplayedSize: (width: Int, height: Int)?,
+                                               deadline: RenderDeadline = .none,
                                                into sink: inout S) throws(CodecError) -> DecodeInfo {
         let m = scaleNumerator(header: header, minimumDisplayedSize: minimumDisplayedSize)
         let result: Result<DecodeInfo, CodecError> = data.withUnsafeBytes { bytes in
             switch header.format {
-            case .jpeg: JPEGSession.run(bytes, scaleNumerator: m, into: &sink)
-            case .png: PNGSession.run(bytes, into: &sink)
-            case .webp, .gif, .avif, .heic: FormatSession.run(bytes, header: header, scaleNumerator: m, into: &sink)
+            case .jpeg: JPEGSession.run(bytes, scaleNumerator: m, deadline: deadline, into: &sink)
+            case .png: PNGSession.run(bytes, deadline: deadline, into: &sink)
+            case .webp, .gif, .avif, .heic:
+                FormatSession.run(bytes, header: header, scaleNumerator: m, deadline: deadline, into: &sink)
             }
         }
         return try result.get()
@@ -139,11 +142,12 @@ public enum ImageDecoder {
 
     /// Decodes the whole image into a bitmap (stored orientation).
     public static func decodeBitmap(_ data: [UInt8], maxPixels: Int,
-                                    minimumDisplayedSize: (width: Int, height: Int)? = nil)
+                                    minimumDisplayedSize: (width: Int, height: Int)? = nil,
+                                    deadline: RenderDeadline = .none)
         throws(CodecError) -> (bitmap: Bitmap, header: ImageHeader) {
         let header = try probe(data, maxPixels: maxPixels)
         var sink = BitmapSink()
-        try decode(data, header: header, minimumDisplayedSize: minimumDisplayedSize, into: &sink)
+        try decode(data, header: header, minimumDisplayedSize: minimumDisplayedSize, deadline: deadline, into: &sink)
         guard let bitmap = sink.bitmap() else { throw .corrupt("decoder produced fewer rows than announced") }
         return (bitmap, header)
     }
@@ -155,6 +159,7 @@ public enum ImageDecoder {
         case Int32(THUMBD_UNSUPPORTED): throw .unsupportedFormat(text)
         case Int32(THUMBD_CORRUPT): throw .corrupt(text.isEmpty ? "undecodable image data" : text)
         case Int32(THUMBD_NO_MEMORY): throw .corrupt("out of memory: \(text)")
+        case Int32(THUMBD_DEADLINE): throw .deadlineExceeded
         default: throw .corrupt(text)
         }
     }

@@ -29,6 +29,7 @@ extension ServiceConfiguration {
                 ("maxSourcePixels", .integer(limits.maxSourcePixels)),
                 ("maxOutputDimension", .integer(limits.maxOutputDimension)),
                 ("maxDecodeMemoryBytes", .integer(limits.maxDecodeMemoryBytes)),
+                ("maxRenderSeconds", .number(limits.maxRenderSeconds)),
             ])),
             ("origin", .object([
                 ("timeoutSeconds", .number(origin.timeoutSeconds)),

@@ -41,6 +41,7 @@ extension ServiceConfiguration {
             if let v = try l.integer("maxSourcePixels", 1...Int.max) { c.limits.maxSourcePixels = v }
             if let v = try l.integer("maxOutputDimension", 1...65_535) { c.limits.maxOutputDimension = v }
             if let v = try l.integer("maxDecodeMemoryBytes", 1...Int.max) { c.limits.maxDecodeMemoryBytes = v }
+            if let v = try l.seconds("maxRenderSeconds", 0.001...86_400) { c.limits.maxRenderSeconds = v }
             try l.finish()
         }
         if var o = try r.object("origin") {

@@ -36,6 +36,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var maxSourcePixels = 50_000_000
         public var maxOutputDimension = 4096
         public var maxDecodeMemoryBytes = 536_870_912
+        /// A render (decode, scale, encode) still running after this long is stopped.
+        public var maxRenderSeconds: Double = 10
     }
 
     public struct Origin: Equatable, Sendable {

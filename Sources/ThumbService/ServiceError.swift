@@ -16,6 +16,9 @@ public enum ServiceError: Error, Equatable, Sendable {
     case sourceTooLarge(limit: Int)
     case imageTooLarge(String)
     case corruptImage(String)
+    /// The render ran past `limits.maxRenderSeconds` and was stopped: answered
+    /// like `corruptImage` but never remembered or cached, since load can cause it.
+    case renderTimedOut
     case internalError(String)
     case originError(String)
     case overloaded
@@ -30,7 +33,7 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .notFound, .sourceNotFound: 404
         case .methodNotAllowed: 405
         case .unsupportedFormat: 415
-        case .sourceTooLarge, .imageTooLarge, .corruptImage: 422
+        case .sourceTooLarge, .imageTooLarge, .corruptImage, .renderTimedOut: 422
         case .internalError: 500
         case .originError: 502
         case .overloaded: 503
@@ -51,7 +54,7 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .unsupportedFormat: "unsupported_format"
         case .sourceTooLarge: "source_too_large"
         case .imageTooLarge: "image_too_large"
-        case .corruptImage: "corrupt_image"
+        case .corruptImage, .renderTimedOut: "corrupt_image"
         case .internalError: "internal_error"
         case .originError: "origin_error"
         case .overloaded: "overloaded"
@@ -73,6 +76,7 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .methodNotAllowed(let allow): "method not allowed; allowed: \(allow)"
         case .sourceTooLarge(let limit): "source larger than \(limit) bytes"
         case .overloaded: "render queue full; retry later"
+        case .renderTimedOut: "the render took longer than limits.maxRenderSeconds and was stopped"
         }
     }
 }

@@ -69,17 +69,22 @@ public enum ThumbnailPipeline {
     }
 
     /// The prepared bitmap of a plan: decoded at reduced scale where the
-    /// format allows, oriented, scaled and cropped.
-    public static func prepare(source: [UInt8], plan: RenderPlan) throws(ServiceError) -> Bitmap {
+    /// format allows, oriented, scaled and cropped. Past `deadline`
+    /// (README § Configuration `maxRenderSeconds`) it stops with `.renderTimedOut`.
+    public static func prepare(source: [UInt8], plan: RenderPlan,
+                               deadline: RenderDeadline = .none) throws(ServiceError) -> Bitmap {
         var renderer = ThumbnailRenderer(geometry: plan.geometry, orientation: plan.header.orientation)
         do {
             try ImageDecoder.decode(source, header: plan.header,
                                     minimumDisplayedSize: (plan.geometry.scaledWidth, plan.geometry.scaledHeight),
-                                    into: &renderer)
+                                    deadline: deadline, into: &renderer)
         } catch {
             throw ServiceError(error)
         }
-        return renderer.finish()
+        // The last scaling step runs in finish() and has no hook of its own.
+        let bitmap = renderer.finish()
+        if deadline.hasPassed { throw .renderTimedOut }
+        return bitmap
     }
 
     /// `plan` then `prepare`.
@@ -89,19 +94,23 @@ public enum ThumbnailPipeline {
     }
 
     /// Encodes a prepared bitmap. JPEG has no alpha: translucent pixels are
-    /// composited over white first, as thumbor and imgproxy do.
-    public static func encode(_ bitmap: Bitmap, format: OutputFormat,
-                              quality: Int) throws(ServiceError) -> EncodedThumbnail {
+    /// composited over white first, as thumbor and imgproxy do. Past
+    /// `deadline` the encoder stops at its next callback with `.renderTimedOut`
+    /// (AVIF: only checked before it starts; libavif has no hook).
+    public static func encode(_ bitmap: Bitmap, format: OutputFormat, quality: Int,
+                              deadline: RenderDeadline = .none) throws(ServiceError) -> EncodedThumbnail {
         let resolved = format.resolved(isOpaque: bitmap.isOpaque)
         let bytes: [UInt8]
         do {
             switch resolved {
-            case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(), quality: quality)
-            case .png: bytes = try PNGEncoder.encode(bitmap)
-            case .webp: bytes = try WebPEncoder.encode(bitmap, quality: quality)
-            case .avif: bytes = try AVIFEncoder.encode(bitmap, quality: quality)
+            case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(), quality: quality, deadline: deadline)
+            case .png: bytes = try PNGEncoder.encode(bitmap, deadline: deadline)
+            case .webp: bytes = try WebPEncoder.encode(bitmap, quality: quality, deadline: deadline)
+            case .avif: bytes = try AVIFEncoder.encode(bitmap, quality: quality, deadline: deadline)
             case .rgba, .auto: bytes = bitmap.pixels
             }
+        } catch .deadlineExceeded {
+            throw .renderTimedOut
         } catch {
             throw .internalError("encoding \(resolved.rawValue) failed: \(error)")
         }
@@ -127,6 +136,7 @@ extension ServiceError {
         case .corrupt(let m): self = .corruptImage(m)
         case .tooLarge(let w, let h): self = .imageTooLarge("source is \(w)x\(h) pixels, over maxSourcePixels")
         case .encodeFailed(let m): self = .internalError(m)
+        case .deadlineExceeded: self = .renderTimedOut
         }
     }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the codec fuzzer (libFuzzer + AddressSanitizer) and runs it for SECONDS
-# (default 60), seeded with the codec test fixtures. Exits non-zero on a crash,
+# (default 60), seeded with the codec test fixtures (the bomb shapes among them,
+# Fixtures/bombs/) and the container tokens of Tests/Fuzz/codec.dict. Exits non-zero on a crash,
 # leak or timeout; the reproducer is left in fuzz-artifacts/ (git-ignored).
 # Usage: Tests/Fuzz/fuzz-codec.sh [SECONDS]       (from the repository root)
 # lld links it: gold crashes on the sanitizer objects (dwarf_reader internal error).
@@ -16,5 +17,5 @@ for ext in png jpg webp gif avif heic; do
   find Tests/ThumbCodecTests/Fixtures -path '*/reference' -prune -o -name "*.$ext" -size -64k -exec cp {} "$SEEDS/" \;
 done
 mkdir -p fuzz-artifacts
-"$BIN" "$SEEDS" -max_total_time="$SECONDS_TO_RUN" -max_len=131072 -rss_limit_mb=2048 -timeout=10 \
+"$BIN" "$SEEDS" -dict=Tests/Fuzz/codec.dict -max_total_time="$SECONDS_TO_RUN" -max_len=131072 -rss_limit_mb=2048 -timeout=10 \
   -artifact_prefix=fuzz-artifacts/codec- -print_final_stats=1 2>&1 | tail -15

@@ -15,7 +15,24 @@ enum {
     THUMBD_NO_MEMORY = 3,
     THUMBD_FAILED = 4,        // anything else, e.g. an encoder error
     THUMBD_TOO_LARGE = 5,     // the header declares more than the caller's pixel limit (422 image_too_large)
+    THUMBD_DEADLINE = 6,      // the render's deadline passed; the work was abandoned (README § Configuration maxRenderSeconds)
 };
+
+/// When a render must stop: decoders and encoders check it at every row, scan
+/// or encoder callback the library offers and give up with THUMBD_DEADLINE.
+/// Monotonic clock nanoseconds; 0 means no deadline. Passed by value.
+typedef struct {
+    int64_t not_after_ns;
+} thumbd_deadline;
+
+/// A deadline `seconds` from now (CLOCK_MONOTONIC); seconds <= 0 is already past.
+thumbd_deadline thumbd_deadline_in(double seconds);
+/// Whether the deadline has passed (never for a zero deadline).
+int thumbd_deadline_passed(thumbd_deadline deadline);
+
+/// Largest number of scans a progressive JPEG may have (libjpeg-turbo's advice,
+/// as `djpeg -maxscans`): the 101st scan is corrupt (README § Configuration).
+#define THUMBD_JPEG_MAX_SCANS 100
 
 /// Colour models a header can declare.
 enum { THUMBD_GRAY = 1, THUMBD_RGB = 2, THUMBD_YCC = 3, THUMBD_CMYK = 4, THUMBD_YCCK = 5, THUMBD_OTHER = 6 };
@@ -55,7 +72,7 @@ typedef struct thumbd_jpeg_decoder thumbd_jpeg_decoder;
 
 /// Starts decoding at scale_num/8 (1…8) to RGBA8 rows. *out_width/*out_height
 /// receive the scaled size. On failure the decoder is closed and NULL returned.
-thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num,
+thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
                                       uint32_t *out_width, uint32_t *out_height,
                                       int *status, char *message, size_t message_size);
 /// Reads up to max_rows rows of width*4 bytes into rows; *rows_read gets how many.
@@ -75,18 +92,31 @@ void thumbd_jpeg_use_cmyk_profile(thumbd_jpeg_decoder *decoder, thumbd_icc *icc)
 
 /// Encodes RGBA8 pixels (alpha ignored) as a baseline 4:2:0 JFIF JPEG.
 /// *out receives a malloc'd buffer the caller frees with thumbd_free.
-int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality,
+int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality, thumbd_deadline deadline,
                        void **out, size_t *out_length, char *message, size_t message_size);
 
 // MARK: PNG
 
-/// Parses a PNG's IHDR (and eXIf, tRNS) without inflating image data.
+/// Largest PNG side libpng is allowed to read (png_set_user_limits); the same
+/// bound ImageDecoder.probe puts on every format.
+#define THUMBD_MAX_SIDE (1u << 20)
+/// Bytes libpng may allocate for one ancillary chunk or decompressed text/iCCP.
+#define THUMBD_PNG_CHUNK_MAX (4u * 1024u * 1024u)
+
+/// Parses a PNG's IHDR (and eXIf, tRNS) without inflating image data. A side
+/// over THUMBD_MAX_SIDE is THUMBD_TOO_LARGE (width and height filled in).
 int thumbd_png_probe(const void *data, size_t length, thumbd_image_info *info, char *message, size_t message_size);
 
 typedef struct thumbd_png_decoder thumbd_png_decoder;
 
 /// Starts decoding to RGBA8 rows (gamma chunks ignored, 16-bit keeps the high byte).
-thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, uint32_t *out_width, uint32_t *out_height,
+/// The data is read up to the last image row and no further (README § Output
+/// "Strictness"): every chunk before it must have a good CRC; compressed data
+/// after the last row and the chunks after it are never read or inflated.
+/// Ancillary chunks: each is held in memory only up to THUMBD_PNG_CHUNK_MAX
+/// bytes (larger ones are skipped), decompressed text and iCCP likewise, and at
+/// most 256 ancillary chunks are kept.
+thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, thumbd_deadline deadline, uint32_t *out_width, uint32_t *out_height,
                                     int *status, char *message, size_t message_size);
 int thumbd_png_read(thumbd_png_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
                     char *message, size_t message_size);
@@ -97,7 +127,7 @@ void thumbd_png_close(thumbd_png_decoder *decoder);
 void thumbd_png_color(const thumbd_png_decoder *decoder, const void **profile, size_t *length, int *model);
 
 /// Encodes RGBA8 pixels as 8-bit RGB (has_alpha 0) or RGBA PNG.
-int thumbd_png_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha,
+int thumbd_png_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, thumbd_deadline deadline,
                       void **out, size_t *out_length, char *message, size_t message_size);
 
 // MARK: Colour profiles (Little CMS 2)

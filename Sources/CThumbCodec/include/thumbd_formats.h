@@ -37,6 +37,11 @@ thumbd_decoder *thumbd_gif_open(const void *data, size_t length, uint32_t *out_w
 thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size);
+/// Rows read after this answer THUMBD_DEADLINE once the deadline has passed.
+/// WebP and HEIF decode the whole image inside open (libwebp's one-shot
+/// decode and libheif 1.15 have no cancellation hook), so for them the
+/// deadline is seen at the first row read after open.
+void thumbd_decoder_set_deadline(thumbd_decoder *decoder, thumbd_deadline deadline);
 int thumbd_decoder_read(thumbd_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
                         char *message, size_t message_size);
 void thumbd_decoder_close(thumbd_decoder *decoder);
@@ -44,11 +49,14 @@ void thumbd_decoder_close(thumbd_decoder *decoder);
 // MARK: Encoders
 
 /// Lossy WebP at quality 0…100; with has_alpha the alpha plane is kept losslessly.
+/// libwebp's progress hook checks the deadline.
 int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quality,
-                       void **out, size_t *out_length, char *message, size_t message_size);
+                       thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size);
 /// 8-bit 4:2:0 AVIF (aom) with min = max quantizer `quantizer` (0…63) for colour;
 /// with has_alpha the alpha plane is kept losslessly (quantizer 0).
+/// libavif 0.11 has no progress or cancel hook: the deadline is checked only
+/// before encoding starts.
 int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quantizer,
-                       int speed, void **out, size_t *out_length, char *message, size_t message_size);
+                       int speed, thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size);
 
 #endif

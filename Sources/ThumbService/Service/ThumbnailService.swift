@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import ThumbCodec
 import ThumbFetch
 import ThumbImaging
 
@@ -117,7 +118,7 @@ public final class ThumbnailService: Sendable {
         if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
             if live { counters.countMemoryHit() }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
-                (try self.encode(request, bitmap: bitmap, sha256: sha), .memory)
+                (try self.encode(request, bitmap: bitmap, sha256: sha, deadline: self.renderDeadline()), .memory)
             }
             return
         }
@@ -162,16 +163,18 @@ public final class ThumbnailService: Sendable {
             return
         }
         submitRender(request, cost: plan.estimatedMemory) { () throws(ServiceError) in
+            let deadline = self.renderDeadline()
             let bitmap: Bitmap
             do throws(ServiceError) {
-                bitmap = try ThumbnailPipeline.prepare(source: original.data, plan: plan)
+                bitmap = try ThumbnailPipeline.prepare(source: original.data, plan: plan, deadline: deadline)
             } catch {
                 self.negative.remember(request.sourceURL, error)
                 throw error
             }
             self.memory.insert(.prepared(bitmap, originalSHA256: original.metadata.sha256),
                                for: .prepared(url: request.sourceURL, request.variant.prepared), cost: bitmap.byteCount)
-            return (try self.encode(request, bitmap: bitmap, sha256: original.metadata.sha256), original.outcome)
+            return (try self.encode(request, bitmap: bitmap, sha256: original.metadata.sha256, deadline: deadline),
+                    original.outcome)
         }
     }
 
@@ -215,9 +218,16 @@ public final class ThumbnailService: Sendable {
         (renderFlights.inFlight, originFlights.inFlight)
     }
 
-    private func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String) throws(ServiceError) -> Rendition {
+    /// README § Configuration `maxRenderSeconds`: counted from when a worker
+    /// starts the render (time spent queued does not count).
+    private func renderDeadline() -> RenderDeadline {
+        RenderDeadline(seconds: config.limits.maxRenderSeconds)
+    }
+
+    private func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
+                        deadline: RenderDeadline) throws(ServiceError) -> Rendition {
         let encoded = try ThumbnailPipeline.encode(bitmap, format: request.variant.format,
-                                                   quality: request.variant.quality)
+                                                   quality: request.variant.quality, deadline: deadline)
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
                                   width: encoded.width, height: encoded.height,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))

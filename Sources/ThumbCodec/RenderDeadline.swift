@@ -1,0 +1,25 @@
+import CThumbCodec
+
+/// When a render must stop (README § Configuration `limits.maxRenderSeconds`).
+///
+/// Decoders and encoders check it at every row, scan or encoder callback their
+/// library offers and then throw `CodecError.deadlineExceeded`. Where a
+/// library has no such hook the check happens before and after the call:
+/// WebP and HEIF/AVIF decodes (the whole image is decoded in one call, so the
+/// deadline is seen at the first row read) and the AVIF encoder (checked only
+/// before it starts).
+public struct RenderDeadline: Sendable {
+    let raw: thumbd_deadline
+
+    /// No deadline: the work always runs to the end.
+    public static let none = RenderDeadline(raw: thumbd_deadline(not_after_ns: 0))
+
+    private init(raw: thumbd_deadline) { self.raw = raw }
+
+    /// `seconds` from now on the monotonic clock; 0 or less has already passed.
+    public init(seconds: Double) {
+        raw = thumbd_deadline_in(seconds)
+    }
+
+    public var hasPassed: Bool { thumbd_deadline_passed(raw) != 0 }
+}
