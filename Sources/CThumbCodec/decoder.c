@@ -36,5 +36,12 @@ int thumbd_decoder_read(thumbd_decoder *d, void *rows, uint32_t max_rows, uint32
 void thumbd_decoder_close(thumbd_decoder *d) {
     if (!d) return;
     if (d->release) d->release(d);
+    free(d->profile);
     free(d);
+}
+
+void thumbd_decoder_color(const thumbd_decoder *d, const void **profile, size_t *length, thumbd_nclx *nclx) {
+    *profile = d->profile;
+    *length = d->profile ? d->profile_length : 0;
+    *nclx = d->nclx;
 }

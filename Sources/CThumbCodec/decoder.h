@@ -15,6 +15,11 @@ struct thumbd_decoder {
     // Frees whatever the format keeps in state (not the decoder itself).
     void (*release)(thumbd_decoder *d);
     void *state;
+    // The file's colour description: an ICC profile copied out of the
+    // container (freed on close) and HEIF nclx codes.
+    uint8_t *profile;
+    size_t profile_length;
+    thumbd_nclx nclx;
 };
 
 /// A zeroed decoder, or NULL with THUMBD_NO_MEMORY reported.
