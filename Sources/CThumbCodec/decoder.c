@@ -61,5 +61,12 @@ void thumbd_decoder_set_deadline(thumbd_decoder *d, thumbd_deadline deadline) { 
 void thumbd_decoder_close(thumbd_decoder *d) {
     if (!d) return;
     if (d->release) d->release(d);
+    free(d->profile);
     free(d);
+}
+
+void thumbd_decoder_color(const thumbd_decoder *d, const void **profile, size_t *length, thumbd_nclx *nclx) {
+    *profile = d->profile;
+    *length = d->profile ? d->profile_length : 0;
+    *nclx = d->nclx;
 }

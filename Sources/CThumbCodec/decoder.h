@@ -16,6 +16,11 @@ struct thumbd_decoder {
     void (*release)(thumbd_decoder *d);
     void *state;
     thumbd_deadline deadline;   // checked before every batch of rows
+    // The file's colour description: an ICC profile copied out of the
+    // container (freed on close) and HEIF nclx codes.
+    uint8_t *profile;
+    size_t profile_length;
+    thumbd_nclx nclx;
 };
 
 /// A zeroed decoder, or NULL with THUMBD_NO_MEMORY reported.

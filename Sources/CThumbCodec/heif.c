@@ -139,6 +139,30 @@ static void unpremultiply(uint8_t *p, int stride, uint32_t width, uint32_t heigh
         }
 }
 
+// The colr boxes: an ICC profile (prof or rICC) copied out, and the nclx
+// codes. A file may carry both; the caller prefers a usable ICC profile.
+// Returns 0 only when out of memory.
+static int read_color(struct heif_image_handle *handle, thumbd_decoder *d) {
+    size_t n = heif_image_handle_get_raw_color_profile_size(handle);
+    if (n > 0 && n <= THUMBD_ICC_MAX_BYTES) {
+        d->profile = malloc(n);
+        if (!d->profile) return 0;
+        if (heif_image_handle_get_raw_color_profile(handle, d->profile).code == heif_error_Ok) {
+            d->profile_length = n;
+        } else {
+            free(d->profile);
+            d->profile = NULL;
+        }
+    }
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+        d->nclx.primaries = (int)nclx->color_primaries;
+        d->nclx.transfer = (int)nclx->transfer_characteristics;
+    }
+    if (nclx) heif_nclx_color_profile_free(nclx);
+    return 1;
+}
+
 thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size) {
@@ -181,6 +205,12 @@ thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_p
         || heif_image_get_bits_per_pixel_range(s->image, heif_channel_interleaved) != 8) {
         *status = THUMBD_CORRUPT;
         thumbd_set_message(message, message_size, "HEIF decoded image differs from its header");
+        thumbd_decoder_close(d);
+        return NULL;
+    }
+    if (!read_color(s->handle, d)) {
+        *status = THUMBD_NO_MEMORY;
+        thumbd_set_message(message, message_size, "out of memory for the HEIF colour profile");
         thumbd_decoder_close(d);
         return NULL;
     }

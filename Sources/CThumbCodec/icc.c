@@ -4,14 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <lcms2.h>
-#include "thumbd_codec.h"
+#include <stdatomic.h>
+#include "icc_cache.h"
 
 // Every Little CMS call lives here. lcms2 reports errors through a log
 // handler and return values (it never longjmps); each profile gets its own
 // context whose handler records the first message in the profile's struct,
 // so concurrent decodes never share error state and nothing is printed.
+// A built profile is shared through icc_cache.c and used by several decodes
+// at once: after building nothing in it changes (the transform's one-pixel
+// cache is off, and lcms ≥ 2.3 copies it per call anyway).
 
 struct thumbd_icc {
+    atomic_int references;
     cmsContext context;
     cmsHTRANSFORM transform;   // THUMBD_ICC_TRANSFORM only
     int kind;
@@ -29,6 +34,10 @@ static void on_lcms_error(cmsContext context, cmsUInt32Number code, const char *
     (void)code;
     thumbd_icc *icc = cmsGetContextUserData(context);
     if (icc && !icc->message[0]) copy_text(text, icc->message, sizeof icc->message);
+}
+
+static void ignore_lcms_error(cmsContext context, cmsUInt32Number code, const char *text) {
+    (void)context; (void)code; (void)text;
 }
 
 static int profile_matches(cmsHPROFILE profile, int model) {
@@ -140,22 +149,18 @@ static int create_transform(thumbd_icc *icc, cmsHPROFILE profile, int cmyk_inver
     if (!srgb) return 0;
     // Alpha stays in place: the RGB case converts rows in place, and the gray
     // and CMYK layouts have no alpha for lcms to copy.
-    cmsUInt32Number flags = icc->model == THUMBD_RGB ? cmsFLAGS_COPY_ALPHA : 0;
+    cmsUInt32Number flags = cmsFLAGS_NOCACHE | (icc->model == THUMBD_RGB ? cmsFLAGS_COPY_ALPHA : 0);
     icc->transform = cmsCreateTransformTHR(icc->context, profile, input_format(icc->model, cmyk_inverted),
                                            srgb, TYPE_RGBA_8, INTENT_PERCEPTUAL, flags);
     cmsCloseProfile(srgb);
     return icc->transform != NULL;
 }
 
-thumbd_icc *thumbd_icc_open(const void *data, size_t length, int model, int cmyk_inverted,
-                            char *message, size_t message_size) {
-    if (length > THUMBD_ICC_MAX_BYTES) { copy_text("profile over 4 MiB", message, message_size); return NULL; }
-    if (model != THUMBD_GRAY && model != THUMBD_RGB && model != THUMBD_CMYK) {
-        copy_text("no profile applies to these pixels", message, message_size);
-        return NULL;
-    }
+static thumbd_icc *build(const void *data, size_t length, int model, int cmyk_inverted,
+                         char *message, size_t message_size) {
     thumbd_icc *icc = calloc(1, sizeof *icc);
     if (!icc) { copy_text("out of memory", message, message_size); return NULL; }
+    atomic_init(&icc->references, 1);
     icc->model = model;
     icc->context = cmsCreateContext(NULL, icc);
     if (!icc->context) { free(icc); copy_text("out of memory", message, message_size); return NULL; }
@@ -177,8 +182,26 @@ thumbd_icc *thumbd_icc_open(const void *data, size_t length, int model, int cmyk
         thumbd_icc_close(icc);
         return NULL;
     }
+    // Shared from here on: an error message could only race.
+    cmsSetLogErrorHandlerTHR(icc->context, ignore_lcms_error);
     return icc;
 }
+
+thumbd_icc *thumbd_icc_open(const void *data, size_t length, int model, int cmyk_inverted,
+                            char *message, size_t message_size) {
+    if (length > THUMBD_ICC_MAX_BYTES) { copy_text("profile over 4 MiB", message, message_size); return NULL; }
+    if (model != THUMBD_GRAY && model != THUMBD_RGB && model != THUMBD_CMYK) {
+        copy_text("no profile applies to these pixels", message, message_size);
+        return NULL;
+    }
+    int inverted = model == THUMBD_CMYK && cmyk_inverted;
+    thumbd_icc *icc = thumbd_icc_cache_find(data, length, model, inverted);
+    if (icc) return icc;
+    icc = build(data, length, model, inverted, message, message_size);
+    return icc ? thumbd_icc_cache_insert(icc, data, length, model, inverted) : NULL;
+}
+
+void thumbd_icc_retain(thumbd_icc *icc) { atomic_fetch_add_explicit(&icc->references, 1, memory_order_relaxed); }
 
 int thumbd_icc_kind(const thumbd_icc *icc) { return icc->kind; }
 
@@ -198,7 +221,7 @@ void thumbd_icc_convert_cmyk(thumbd_icc *icc, const void *cmyk, void *rgba, size
 }
 
 void thumbd_icc_close(thumbd_icc *icc) {
-    if (!icc) return;
+    if (!icc || atomic_fetch_sub_explicit(&icc->references, 1, memory_order_acq_rel) != 1) return;
     if (icc->transform) cmsDeleteTransform(icc->transform);
     cmsDeleteContext(icc->context);
     free(icc);

@@ -5,6 +5,7 @@
 #include <gif_lib.h>
 #include <libheif/heif.h>
 #include <avif/avif.h>
+#include <lcms2.h>
 #include "thumbd_codec.h"
 
 const char *thumbd_codec_versions(void) {
@@ -12,8 +13,10 @@ const char *thumbd_codec_versions(void) {
     char avif_codecs[256];
     int webp = WebPGetDecoderVersion();
     avifCodecVersions(avif_codecs);
-    snprintf(text, sizeof text, "libjpeg %d, libpng %s, libwebp %d.%d.%d, giflib %d.%d.%d, libheif %s, libavif %s (%s)",
-             JPEG_LIB_VERSION, PNG_LIBPNG_VER_STRING, webp >> 16, webp >> 8 & 255, webp & 255,
-             GIFLIB_MAJOR, GIFLIB_MINOR, GIFLIB_RELEASE, heif_get_version(), avifVersion(), avif_codecs);
+    int lcms = cmsGetEncodedCMMversion();   // e.g. 2140 for 2.14
+    snprintf(text, sizeof text, "libjpeg %d, libpng %s, libwebp %d.%d.%d, giflib %d.%d.%d, libheif %s, libavif %s (%s), "
+             "lcms2 %d.%d", JPEG_LIB_VERSION, PNG_LIBPNG_VER_STRING, webp >> 16, webp >> 8 & 255, webp & 255,
+             GIFLIB_MAJOR, GIFLIB_MINOR, GIFLIB_RELEASE, heif_get_version(), avifVersion(), avif_codecs,
+             lcms / 1000, lcms / 10 % 100);
     return text;
 }

@@ -44,6 +44,23 @@ static int exif_orientation(WebPDemuxer *demux) {
     return orientation;
 }
 
+// The ICCP chunk, copied: the demuxer only points into the caller's bytes.
+// A profile over the limit is left out (ignored, README § Output "Colour").
+static int copy_profile(WebPDemuxer *demux, thumbd_decoder *d) {
+    WebPChunkIterator chunk;
+    if (!WebPDemuxGetChunk(demux, "ICCP", 1, &chunk)) return 1;
+    size_t n = chunk.chunk.size;
+    if (n > 0 && n <= THUMBD_ICC_MAX_BYTES) {
+        d->profile = malloc(n);
+        if (d->profile) {
+            memcpy(d->profile, chunk.chunk.bytes, n);
+            d->profile_length = n;
+        }
+    }
+    WebPDemuxReleaseChunkIterator(&chunk);
+    return d->profile != NULL || n == 0 || n > THUMBD_ICC_MAX_BYTES;
+}
+
 // The whole container is parsed (a truncated one is refused here), and the
 // first frame must lie inside the canvas and match its own bitstream's size.
 static int open_demux(const void *data, size_t length, WebPDemuxer **demux, WebPIterator *frame,
@@ -166,11 +183,16 @@ thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
     config.output.u.RGBA.stride = (int)stride;
     config.output.u.RGBA.size = stride * (frame_height - 1) + (size_t)frame_width * 4;
     *status = webp_status(WebPDecode(frame.fragment.bytes, frame.fragment.size, &config), message, message_size);
+    if (*status == THUMBD_OK && !copy_profile(demux, d)) {
+        *status = THUMBD_NO_MEMORY;
+        thumbd_set_message(message, message_size, "out of memory for the WebP colour profile");
+    }
     WebPFreeDecBuffer(&config.output);
     WebPDemuxReleaseIterator(&frame);
     WebPDemuxDelete(demux);
     if (*status != THUMBD_OK) {
         free(canvas);
+        free(d->profile);
         free(d);
         return NULL;
     }

@@ -23,15 +23,18 @@ enum ColorHandling {
     /// one the pixels have; a profile of another colour space, an
     /// unparsable one or one over 4 MiB gives `.sRGB` (ignored, no error).
     init(profile: UnsafeRawBufferPointer, model: Int32, cmykInverted: Bool = false) {
-        guard profile.count > 0, model != 0 else {
-            self = .sRGB
-            return
-        }
+        self = ColorHandling(usableProfile: profile, model: model, cmykInverted: cmykInverted) ?? .sRGB
+    }
+
+    /// Like `init(profile:model:cmykInverted:)`, but nil when there is no
+    /// usable profile, so that a format with a second colour description
+    /// (HEIF `nclx`) can fall back to it.
+    init?(usableProfile profile: UnsafeRawBufferPointer, model: Int32, cmykInverted: Bool = false) {
+        guard profile.count > 0, model != 0 else { return nil }
         var message = [CChar](repeating: 0, count: 256)
         guard let icc = thumbd_icc_open(profile.baseAddress, profile.count, model, cmykInverted ? 1 : 0,
                                         &message, message.count) else {
-            self = .sRGB
-            return
+            return nil
         }
         guard thumbd_icc_kind(icc) == Int32(THUMBD_ICC_MATRIX_SHAPER) else {
             self = .transform(ColorTransform(icc))
@@ -41,6 +44,21 @@ enum ColorHandling {
         var matrix = [Float](repeating: 0, count: 9)
         thumbd_icc_matrix_shaper(icc, &curves, &matrix)
         thumbd_icc_close(icc)
+        let space = SourceColorSpace(curves: curves, matrix: matrix)
+        self = space.isSRGB ? .sRGB : .linear(space)
+    }
+
+    /// HEIF/AVIF `nclx` colour information: primaries other than BT.709 and
+    /// non-sRGB transfers become a curves-and-matrix space; BT.709 with an
+    /// sRGB-like transfer (and unknown codes) is `.sRGB`.
+    init(nclx: thumbd_nclx) {
+        var nclx = nclx
+        var curves = [Float](repeating: 0, count: 768)
+        var matrix = [Float](repeating: 0, count: 9)
+        guard thumbd_nclx_matrix_shaper(&nclx, &curves, &matrix) != 0 else {
+            self = .sRGB
+            return
+        }
         let space = SourceColorSpace(curves: curves, matrix: matrix)
         self = space.isSRGB ? .sRGB : .linear(space)
     }

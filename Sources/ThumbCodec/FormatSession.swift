@@ -27,8 +27,20 @@ enum FormatSession {
         thumbd_decoder_set_deadline(decoder, deadline.raw)
         // Only WebP scales; anything else reports full size.
         let scale = Int(width) == header.width && Int(height) == header.height ? 8 : scaleNumerator
-        return RowPump.run(width: Int(width), height: Int(height), scale: scale, into: &sink) { buffer, max, read in
+        return RowPump.run(width: Int(width), height: Int(height), scale: scale, color: colorHandling(decoder),
+                           into: &sink) { buffer, max, read in
             thumbd_decoder_read(decoder, buffer, max, read, &message, message.count)
         } onError: { RowPump.failure($0, message) }
+    }
+
+    /// WebP `ICCP` or HEIF `colr` ICC profile (the pixels are RGB), else
+    /// HEIF `nclx`; GIF carries neither.
+    private static func colorHandling(_ decoder: OpaquePointer) -> ColorHandling {
+        var profile: UnsafeRawPointer?
+        var length = 0
+        var nclx = thumbd_nclx()
+        thumbd_decoder_color(decoder, &profile, &length, &nclx)
+        let bytes = UnsafeRawBufferPointer(start: profile, count: profile == nil ? 0 : length)
+        return ColorHandling(usableProfile: bytes, model: Int32(THUMBD_RGB)) ?? ColorHandling(nclx: nclx)
     }
 }

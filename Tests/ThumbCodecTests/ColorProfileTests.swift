@@ -150,12 +150,14 @@ import ThumbImaging
         #expect(try ICC.decode(ICC.tagging(testorig, with: pieces.reversed())) == small)
     }
 
-    /// Render workers decode concurrently: each profile gets its own lcms2
-    /// context and transform, so parallel decodes agree with serial ones.
+    /// Render workers decode concurrently, sharing cached lcms2 transforms
+    /// (the LUT PNG and WebP carry the same profile): parallel decodes agree
+    /// with serial ones.
     @Test func concurrentDecodesAgree() throws {
         let inputs = [ICC.tagging(testorig, profile: ICC.profile("display-p3.icc")),
                       ICC.tagging(Fixtures.bytes("cmyk.jpg"), profile: ICC.profile("cmyk-lut.icc")),
-                      Fixtures.bytes("icc/lut-rgba.png"), Fixtures.bytes("icc/ignored/garbage-iccp.png")]
+                      Fixtures.bytes("icc/lut-rgba.png"), Fixtures.bytes("icc/ignored/garbage-iccp.png"),
+                      Fixtures.bytes("icc/formats/lut-icc-rgba.webp")]
         let serial = try inputs.map { try ICC.decode($0) }
         let results = Mutex<[Int: Bitmap]>([:])
         DispatchQueue.concurrentPerform(iterations: 16) { i in

@@ -186,7 +186,9 @@ final class Counter: Sendable {
         client.send(String(repeating: "GET /huge HTTP/1.1\r\nHost: h\r\n\r\n", count: 5))
         #expect(waitUntil { server.statistics.requestsActive == 1 })
         usleep(500_000)
-        #expect(residentBytes() - before < 32 << 20, "grew by \((residentBytes() - before) >> 20) MiB")
+        // Under 64 MiB: one copy of the body would cross it. Other suites run
+        // in this process at the same time, so the margin below one copy is theirs.
+        #expect(residentBytes() - before < 60 << 20, "grew by \((residentBytes() - before) >> 20) MiB")
         #expect(server.statistics.requestsTotal <= 1, "later responses wait for the first to drain")
         _ = client
     }

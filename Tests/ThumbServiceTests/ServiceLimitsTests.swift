@@ -81,6 +81,10 @@ import Testing
         let budget = estimate * 3 / 2
         let s = try service { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
         _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
+        // The answer comes from inside the job: its worker counts it active a
+        // moment longer, and a storm job would fit beside its small cost.
+        let settled = Date().addingTimeInterval(5)
+        while s.renders.statistics.active > 0 && Date() < settled { usleep(1000) }
         let sampling = Atomic<Bool>(true)
         let peak = Mutex((active: 0, memory: 0))
         let sampler = Thread {

@@ -158,7 +158,25 @@ void thumbd_icc_matrix_shaper(const thumbd_icc *icc, float *curves, float *matri
 void thumbd_icc_convert_rgba(thumbd_icc *icc, void *rgba, size_t pixels);
 /// Transform only, CMYK profiles: CMYK8 pixels → RGBA8 sRGB, alpha 255.
 void thumbd_icc_convert_cmyk(thumbd_icc *icc, const void *cmyk, void *rgba, size_t pixels);
+/// Releases one reference: opened profiles are shared through a small cache
+/// of built transforms (keyed by the profile's bytes, model and inversion),
+/// so a profile seen again costs a lookup, not a transform build.
 void thumbd_icc_close(thumbd_icc *icc);
+/// How many profiles the cache holds and how many opens it answered (for tests).
+void thumbd_icc_cache_counts(size_t *entries, uint64_t *hits, uint64_t *misses);
+
+/// An ISO/IEC 23091-2 (H.273) colour description: HEIF's `colr` box of type
+/// `nclx`. Codes as in H.273; 0 when absent.
+typedef struct {
+    int primaries;   // 1 BT.709, 9 BT.2020, 11 DCI-P3, 12 Display P3 (EG 432-1), …
+    int transfer;    // 1/6/14/15 BT.709 family, 13 sRGB, 16 PQ, 18 HLG, …
+} thumbd_nclx;
+
+/// Curves and matrix (same layout as thumbd_icc_matrix_shaper) that take
+/// samples described by `nclx` to linear sRGB. Returns 0 when the samples are
+/// sRGB already (BT.709 primaries with an sRGB-like transfer, or primaries the
+/// shim does not know): nothing to convert.
+int thumbd_nclx_matrix_shaper(const thumbd_nclx *nclx, float *curves, float *matrix);
 
 /// Frees a buffer an encoder returned.
 void thumbd_free(void *buffer);

@@ -7,10 +7,13 @@ decoders differ on it. GIF / animated WebP: the first frame on its screen/canvas
 AVIF: Pillow reports irot/imir as an Exif orientation, which exif_transpose applies
 (the fixtures carry no other Exif orientation). A name@M line is the same image
 resized with a box filter to ceil(side*M/8), the reference for a scaled decode.
+A file carrying an ICC profile (the photo-* AVIF/HEIC fixtures keep rocket.jpg's Adobe
+RGB profile) is converted to sRGB with Pillow ImageCms, perceptual intent, alpha kept,
+as thumbd does (README § Output "Colour").
 Run: pip install Pillow pillow-heif; python3 make-format-reference.py
 """
-import os
-from PIL import Image, ImageOps
+import io, os
+from PIL import Image, ImageCms, ImageOps
 import pillow_heif
 
 pillow_heif.register_heif_opener()
@@ -24,7 +27,13 @@ def decode(path):
     im.seek(0)
     if path.endswith(".avif"):
         im = ImageOps.exif_transpose(im)
+    icc = im.info.get("icc_profile")
     im = im.convert("RGBA")
+    if icc:
+        alpha = im.getchannel("A")
+        im = ImageCms.profileToProfile(im.convert("RGB"), ImageCms.getOpenProfile(io.BytesIO(icc)),
+                                       ImageCms.createProfile("sRGB"), renderingIntent=0, outputMode="RGB")
+        im.putalpha(alpha)
     px = im.load()
     for y in range(im.height):
         for x in range(im.width):

@@ -1,3 +1,4 @@
+import Foundation
 import ThumbCodec
 import ThumbImaging
 
@@ -86,5 +87,16 @@ enum ICC {
             for c in 0..<3 { worst = max(worst, abs(Int(a.pixels[p * 4 + c]) - Int(b.pixels[p * 4 + c]))) }
         }
         return worst
+    }
+
+    /// PSNR over R, G and B in dB (infinite when identical).
+    static func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
+        precondition(a.width == b.width && a.height == b.height)
+        var total = 0.0
+        for p in 0..<(a.width * a.height) {
+            for c in 0..<3 { let d = Double(a.pixels[p * 4 + c]) - Double(b.pixels[p * 4 + c]); total += d * d }
+        }
+        let mse = total / Double(a.width * a.height * 3)
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
     }
 }
