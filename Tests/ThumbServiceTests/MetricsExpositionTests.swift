@@ -305,14 +305,15 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 34 plain figures (29 of README § Statistics, 5 of prefetch), thumbd_requests_total, the histogram.
-        #expect(exposition.families.count == 36)
+        // 39 plain figures (29 of README § Statistics, 5 of the connections' limits, 5 of prefetch),
+        // thumbd_requests_total, the histogram.
+        #expect(exposition.families.count == 41)
         #expect(exposition.families.first == "thumbd_uptime_seconds")
         #expect(exposition.families.last == "thumbd_request_duration_seconds")
         #expect(exposition.types["thumbd_requests_total"] == "counter")
         #expect(exposition.types["thumbd_request_duration_seconds"] == "histogram")
-        // 34 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
-        #expect(exposition.samples.count == 34 + 5 + 4 * 17)
+        // 39 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
+        #expect(exposition.samples.count == 39 + 5 + 4 * 17)
         #expect(text.contains("\nthumbd_memory_cache_hits_total 1234\n"))
         #expect(text.contains("\nthumbd_request_duration_seconds_bucket{outcome=\"memory\",le=\"0.0005\"} 1\n"))
     }
@@ -353,7 +354,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         }
         let table = busyReport().figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
-        #expect(paths.count == 36)
+        #expect(paths.count == 41)
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {
