@@ -38,7 +38,7 @@ enum Serve {
         }
         let disk: DiskStore
         do {
-            disk = try DiskStore(directory: storePath, maxBytes: config.diskStore.maxBytes)
+            disk = try DiskStore(directory: storePath, maxBytes: config.diskStore.maxBytes) { log.write(.warning, $0) }
         } catch {
             log.write(.error, "disk store: \(error.message)")
             return 1

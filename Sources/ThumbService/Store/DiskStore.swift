@@ -32,15 +32,22 @@ public final class DiskStore: Sendable {
         var misses = 0
         var evictions = 0
         var revalidations = 0
+        /// Set by a failed write, cleared by the next good one: a full or
+        /// broken store is reported once, not per request.
+        var writeFailing = false
     }
 
     public let directory: String
     private let state: Mutex<State>
+    /// Told when writes start failing (and working again): the daemon logs it.
+    private let report: @Sendable (String) -> Void
 
     /// Opens (creating) the store, removes leftovers of interrupted writes, and
     /// rebuilds the LRU order from the files present.
-    public init(directory: String, maxBytes: Int) throws(ServiceError) {
+    public init(directory: String, maxBytes: Int,
+                report: @escaping @Sendable (String) -> Void = { _ in }) throws(ServiceError) {
         self.directory = directory
+        self.report = report
         let fm = FileManager.default
         let tmp = directory + "/tmp"
         do {
@@ -104,8 +111,26 @@ public final class DiskStore: Sendable {
         try? FileManager.default.createDirectory(atPath: shardDir, withIntermediateDirectories: true)
         let temp = "\(directory)/tmp/\(name).\(UInt64.random(in: 0...UInt64.max))"
         let final = Self.path(directory, name)
-        guard let written = StoredFile.write(data: data, metadata: metadata, temp: temp, final: final) else {
+        var result = StoredFile.write(data: data, metadata: metadata, temp: temp, final: final)
+        if case .failure(let error) = result, error.code == ENOENT {
+            // The store's directories were removed under us: make them again, once.
+            try? FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
+            try? FileManager.default.createDirectory(atPath: shardDir, withIntermediateDirectories: true)
+            result = StoredFile.write(data: data, metadata: metadata, temp: temp, final: final)
+        }
+        let written: Int
+        switch result {
+        case .failure(let error):
+            if state.withLock({ s in defer { s.writeFailing = true }; return !s.writeFailing }) {
+                report("disk store: cannot write in \(directory) (\(error.description)); "
+                       + "originals are served from the origin without being kept until a write succeeds")
+            }
             return false
+        case .success(let bytes):
+            written = bytes
+            if state.withLock({ s in defer { s.writeFailing = false }; return s.writeFailing }) {
+                report("disk store: writing in \(directory) again")
+            }
         }
         state.withLock { s in
             let evicted = s.lru.insert(written, for: name, cost: written) ?? []

@@ -17,17 +17,27 @@ enum StoredFile {
     /// Writes `data` with its metadata to `temp`, fsyncs, then renames it to
     /// `final`: a crash at any moment leaves either no file or a whole one.
     /// Returns the bytes written.
-    static func write(data: [UInt8], metadata: OriginalMetadata, temp: String, final: String) -> Int? {
+    /// Why a write failed: the `errno` of the call that failed.
+    struct WriteError: Error {
+        let code: Int32
+        var description: String { String(cString: strerror(code)) }
+    }
+
+    /// Writes to `temp`, then renames onto `final`: a reader sees the whole
+    /// file or none, and a failure (a full disk) leaves nothing behind.
+    static func write(data: [UInt8], metadata: OriginalMetadata, temp: String, final: String) -> Result<Int, WriteError> {
         let header = encode(metadata)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return .failure(WriteError(code: errno)) }
         let ok = writeAll(fd, header) && writeAll(fd, data) && fsync(fd) == 0
+        var code = errno
         close(fd)
-        guard ok, rename(temp, final) == 0 else {
-            unlink(temp)
-            return nil
+        if ok {
+            if rename(temp, final) == 0 { return .success(header.count + data.count) }
+            code = errno
         }
-        return header.count + data.count
+        unlink(temp)
+        return .failure(WriteError(code: code))
     }
 
     /// Reads and checks a stored file: nil when it is missing, malformed, or
