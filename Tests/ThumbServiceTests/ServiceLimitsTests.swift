@@ -227,6 +227,29 @@ import Testing
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
+    /// The disk TTL reads the wall clock (it must survive restarts): a clock
+    /// stepped back to before an original was fetched has that original
+    /// revalidated (a conditional request, 304), not trusted for the size of
+    /// the step; forwards within the TTL it is served untouched.
+    @Test func aClockSteppedBackwardsRevalidatesInsteadOfTrusting() throws {
+        let origin = try TestOrigin()
+        let wall = Mutex(1_000_000.0)
+        var c = ServiceConfiguration()
+        c.origin.allowPrivateNetworks = true
+        c.memoryCacheBytes = 0
+        let store = NSTemporaryDirectory() + "thumbd-clock-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let s = ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
+                                 disk: try DiskStore(directory: store, maxBytes: 10 << 20), now: { wall.withLock { $0 } })
+        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "20")])).map(\.cache) == .success(.origin))
+        wall.withLock { $0 += 60 }
+        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "21")])).map(\.cache) == .success(.disk))
+        #expect(origin.hits("/cat.jpg") == 1 && s.disk?.statistics.revalidations == 0)
+        wall.withLock { $0 -= 3600 }   // an hour before the fetch
+        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "22")])).map(\.cache) == .success(.disk))
+        #expect(origin.hits("/cat.jpg") == 2 && s.disk?.statistics.revalidations == 1)
+    }
+
     /// SIGHUP's service half (README § Service life): new cache sizes evict at once, new
     /// origin rules reach the fetcher.
     @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {

@@ -18,7 +18,9 @@ final class NegativeCache: Sendable {
     private let ttl: Mutex<Double>
     private let now: @Sendable () -> Double
 
-    init(ttlSeconds: Double, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    /// `now`: seconds on a monotonic clock, so a wall clock stepped backwards
+    /// cannot make a failure be remembered for longer than its TTL.
+    init(ttlSeconds: Double, now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }) {
         ttl = Mutex(ttlSeconds)
         self.now = now
     }

@@ -35,7 +35,11 @@ struct OriginLoader: Sendable {
         if let refused = Self.refusal(of: stored.metadata, policy: policy) {
             return completion(.failure(refused))
         }
-        if now() - stored.metadata.fetchedAt <= ttl {
+        // The age comes from the wall clock (it must survive restarts); one
+        // stepped back to before the fetch makes the age negative, and that
+        // original is revalidated rather than trusted for the size of the step.
+        let age = now() - stored.metadata.fetchedAt
+        if age >= 0 && age <= ttl {
             return completion(.success(Original(data: stored.data, metadata: stored.metadata, outcome: .disk)))
         }
         disk?.noteRevalidation()

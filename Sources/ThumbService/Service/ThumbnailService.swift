@@ -36,7 +36,7 @@ public final class ThumbnailService: Sendable {
         self.disk = disk
         renders = RenderQueue(workers: configuration.workers, maxQueue: configuration.maxQueue,
                               memoryBudget: configuration.limits.maxDecodeMemoryBytes)
-        negative = NegativeCache(ttlSeconds: configuration.origin.negativeCacheSeconds, now: now)
+        negative = NegativeCache(ttlSeconds: configuration.origin.negativeCacheSeconds)
         let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
         self.fetchQueue = fetchQueue
         loader = OriginLoader(fetcher: fetcher, disk: disk, counters: counters, now: now, io: fetchQueue)
