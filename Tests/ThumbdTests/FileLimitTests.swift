@@ -41,4 +41,35 @@ import Testing
         }
         #expect(warned, "stderr: \(daemon.stderr)")
     }
+
+    /// `ulimit -n 64` and 150 clients at once: accepts fail for want of file
+    /// descriptors; thumbd says so once, does not crash or spin, and serves
+    /// again as soon as the clients go.
+    @Test func runningOutOfFileDescriptorsIsLoggedAndSurvived() throws {
+        let box = try DaemonSandbox("nofile-64")
+        let (daemon, port) = try start(box, shell: "ulimit -n 64", maxConnections: 4096)
+        defer { daemon.stop() }
+        #expect(daemon.waitUntilHealthy(port: port))
+        let mark = daemon.stderrMark
+        var clients: [Int32] = []
+        defer { clients.forEach { close($0) } }
+        for _ in 0..<150 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { break }
+            var address = Loopback.address(port: port)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if connected == 0 { clients.append(fd) } else { close(fd) }
+        }
+        #expect(clients.count > 64, "the kernel's backlog takes connections past the daemon's limit")
+        let warned = daemon.waitForStderr(after: mark, timeout: 5) { $0.contains("accept: ") && $0.contains("open files") }
+        #expect(warned, "stderr: \(daemon.stderr(after: mark))")
+        #expect(daemon.isRunning)
+        clients.forEach { close($0) }
+        clients = []
+        #expect(daemon.waitUntilHealthy(port: port, timeout: 10), "serves again once the clients are gone")
+        let warnings = daemon.stderr(after: mark).components(separatedBy: "accept: ").count - 1
+        #expect(warnings == 1, "one warning for the burst: \(daemon.stderr(after: mark))")
+    }
 }
