@@ -53,6 +53,10 @@ let package = Package(
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
         .executableTarget(name: "FuzzCodec", dependencies: ["ThumbCodec", "ThumbImaging"]),
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["ThumbHTTP"]),
+        .executableTarget(name: "FuzzJSON", dependencies: ["ThumbJSON"]),
+        .executableTarget(name: "FuzzConfig", dependencies: ["ThumbService", "ThumbJSON"]),
+        .target(name: "FuzzCurlShim", dependencies: ["CThumbCurl"]),
+        .executableTarget(name: "FuzzOriginResponse", dependencies: ["FuzzCurlShim", "ThumbFetch", "CThumbCurl"]),
         .executableTarget(name: "HTTPBench", dependencies: ["ThumbHTTP"]),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),

@@ -1,0 +1,93 @@
+import CThumbCurl
+import Foundation
+import FuzzCurlShim
+@testable import ThumbFetch
+
+// libFuzzer target over what we parse of an origin's answer ourselves: the
+// C header callback (status, Content-Length, Transfer-Encoding, head cap),
+// the body callback (byte limit, chunked decoding), then TransferOutcome's
+// field parsing and, for a redirect, the Location resolution. The input is
+// the response as it comes off the wire. The body is handed over whole and
+// in pieces; both must give the same answer. Built by
+// Tests/Fuzz/fuzz-origin.sh (a debug build, so @testable works); in a normal
+// build it replays the files named on the command line.
+
+let maxBytes = 4096
+let base = try! SourceURL("http://origin.test/images/a.jpg")
+
+struct Seen: Equatable {
+    var status: Int
+    var flags: [Int32]
+    var body: [UInt8]
+    var head: [UInt8]
+}
+
+func run(_ bytes: [UInt8], pieces: UInt32, slot: Int32) -> (Seen, thumb_result) {
+    let raw = bytes.withUnsafeBufferPointer {
+        fuzz_origin_response($0.baseAddress, $0.count, maxBytes, pieces, slot)!
+    }
+    let r = raw.assumingMemoryBound(to: thumb_result.self).pointee
+    let body = r.body.map { Array(UnsafeBufferPointer(start: $0, count: r.body_length)) } ?? []
+    let head = r.head.map { Array(UnsafeRawBufferPointer(start: $0, count: r.head_length)) } ?? []
+    let flags = [r.curl_code, r.too_large, r.bad_length, r.bad_chunk, r.head_too_large, r.body_skipped]
+    return (Seen(status: r.status, flags: flags, body: body, head: head), r)
+}
+
+func fuzzOne(_ bytes: [UInt8]) {
+    let (whole, result) = run(bytes, pieces: 0, slot: 0)
+    let (cut, _) = run(bytes, pieces: 0x9E37_79B9 ^ UInt32(bytes.count), slot: 1)
+    precondition(whole == cut, "the body's cut changed the answer: \(whole) vs \(cut)")
+    precondition(whole.body.count <= maxBytes, "body of \(whole.body.count) bytes past the limit \(maxBytes)")
+    precondition(whole.head.count <= Int(THUMB_MAX_HEAD), "head of \(whole.head.count) bytes past the cap")
+    precondition((0...999).contains(whole.status), "status \(whole.status)")
+
+    let request = OriginRequest(url: base, headers: [], connectTimeout: 1, deadline: 0, maxBytes: maxBytes,
+                                caFile: nil, urgent: false, classify: { _ in nil }, resolve: [])
+    guard case .success(let response) = TransferOutcome.decide(result, request: request, refused: nil) else { return }
+    precondition(response.body.count <= maxBytes, "answer body past the limit")
+    for name in response.headers.keys { precondition(name == name.lowercased(), "field name \(name) not lower-cased") }
+    if let location = response.headers["location"], (300..<400).contains(response.status) {
+        if let next = try? base.resolve(location) {
+            precondition(next.scheme == "http" || next.scheme == "https", "redirect to scheme \(next.scheme)")
+            precondition(!next.host.isEmpty, "redirect to an empty host")
+        }
+    }
+}
+
+#if FUZZING
+typealias Argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+typealias FuzzCallback = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<Argv>,
+                         _ callback: FuzzCallback) -> CInt
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    fuzzOne(bytes.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? [])
+    return 0
+}
+
+// SwiftPM links executables with their entry point renamed to <module>_main,
+// so libFuzzer's own main is never used: hand control to its driver instead.
+@_cdecl("FuzzOriginResponse_main")
+func fuzzMain(_ argc: CInt, _ argv: Argv) -> CInt {
+    var argc = argc
+    var argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { fuzzerTestOneInput($0, $1) }
+}
+#else
+@main
+struct Replay {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                FileHandle.standardError.write(Data("cannot read \(path)\n".utf8))
+                exit(1)
+            }
+            fuzzOne([UInt8](data))
+            print("ok \(path)")
+        }
+    }
+}
+#endif

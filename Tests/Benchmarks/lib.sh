@@ -1,0 +1,52 @@
+# Shared by the benchmark scripts (source it from the repository root): a work
+# directory and background processes that end with the script, the release
+# binary, a static origin and a daemon on loopback.
+
+# Sets W (a fresh work directory) and ends everything started with bench_bg on exit.
+bench_init() {
+  W=$(mktemp -d)
+  BENCH_PIDS=()
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  for p in ${BENCH_PIDS[@]+"${BENCH_PIDS[@]}"}; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$W"
+}
+
+# Runs "$@" in the background, remembered for cleanup; its pid in BENCH_PID.
+# Its output goes to $BENCH_LOG (default /dev/null), never to a $(...) pipe.
+bench_bg() {
+  "$@" >"${BENCH_LOG:-/dev/null}" 2>&1 &
+  BENCH_PID=$!
+  BENCH_PIDS+=("$BENCH_PID")
+}
+
+# Builds thumbd in release and prints its path.
+bench_release_bin() {
+  swift build -c release --product thumbd >/dev/null
+  echo "$(swift build -c release --show-bin-path)/thumbd"
+}
+
+# Serves DIR on 127.0.0.1:PORT (python3 http.server: 200 for files, 404 otherwise).
+bench_origin() {
+  bench_bg python3 -m http.server "$2" --bind 127.0.0.1 --directory "$1"
+  bench_wait_port "$2"
+}
+
+# Starts BIN with the config file CONFIG (stderr to LOG) and waits for its port; pid in BENCH_PID.
+bench_daemon() { # BIN CONFIG PORT LOG
+  BENCH_LOG=$4 bench_bg "$1" --config "$2"
+  bench_wait_port "$3"
+}
+
+# Waits up to 15 s for something to accept on 127.0.0.1:PORT.
+bench_wait_port() {
+  for _ in $(seq 150); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "nothing listens on 127.0.0.1:$1" >&2
+  return 1
+}

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Soak test of the release daemon on loopback for MINUTES (default 10): hits,
+# misses, bad sources (404, corrupt, truncated, not an image, over maxSourceBytes,
+# over maxSourcePixels), bad requests, purges, slow clients (request dripped in,
+# response read slowly, silent connections cut at http.requestTimeoutSeconds),
+# clients that disconnect early, and a config reload (SIGHUP, quality changed)
+# every minute. Samples RSS, open fds, threads and /stats every SAMPLE_SECONDS
+# (default 10) into soak.csv (kept in SOAK_OUT, default .build-soak/).
+# Fails when:
+#  - any response status is not one its request may get (every 5xx included),
+#    or a request that must be answered was not;
+#  - RSS is not flat: the median RSS of the last third of the run is more than
+#    10 % above the median of the middle third (the first third is warm-up).
+#    Medians, not peaks: a decode of a large source lifts RSS by ~200 MB for a
+#    sample or two (malloc returns it after), which a leak does not undo;
+#  - open fds are not back to the idle baseline (+2) within 20 s after the load;
+#  - threads are not back to the idle baseline (+8: Dispatch keeps idle worker
+#    threads a while) within 20 s after the load, or ever passed it by 64
+#    (a thread per request or per connection would).
+# Usage: Tests/Benchmarks/soak.sh [MINUTES]        (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. Tests/Benchmarks/lib.sh
+MINUTES=${1:-10}
+OUT=${SOAK_OUT:-$PWD/.build-soak}
+mkdir -p "$OUT"
+bench_init
+BIN=$(bench_release_bin)
+PHOTOS=../shared/corpus/photos
+mkdir -p "$W/origin"
+cp "$PHOTOS/LadyBird.jpg" "$W/origin/photo.jpg"                  # 2560x1600, misses
+cp "$PHOTOS/retina.jpg" "$W/origin/small.jpg"                    # hits
+head -c 60000 "$PHOTOS/Storm.jpg" > "$W/origin/truncated.jpg"    # a JPEG cut short
+head -c 20000 /dev/urandom > "$W/origin/noise.jpg"               # not an image
+{ head -c 2000 "$PHOTOS/retina.jpg"; head -c 20000 /dev/urandom; } > "$W/origin/corrupt.jpg"
+{ cat "$PHOTOS/Kleiber_by_Lukas_Baubkus.jpg"; head -c 6000000 /dev/zero; } > "$W/origin/huge.jpg"  # > maxSourceBytes
+python3 - "$W/origin/pixels.png" <<'PY'
+# 9000x9000 grey PNG (81 MP, > maxSourcePixels), a few hundred KB.
+import struct, sys, zlib
+w = h = 9000
+raw = zlib.compress(b"".join(b"\0" + bytes(w) for _ in range(h)), 9)
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
+                                + chunk(b"IDAT", raw) + chunk(b"IEND", b""))
+PY
+ORIGIN_PORT=18400 PORT=18401
+bench_origin "$W/origin" $ORIGIN_PORT
+write_config() { # QUALITY
+  cat > "$W/thumbd.json" <<CONF
+{"listen": "127.0.0.1:$PORT", "memoryCacheBytes": 33554432,
+ "diskStore": {"path": "$W/store", "maxBytes": 134217728},
+ "limits": {"maxSourceBytes": 8388608, "maxSourcePixels": 50000000},
+ "origin": {"allowPrivateNetworks": true, "negativeCacheSeconds": 2},
+ "http": {"requestTimeoutSeconds": 5, "idleTimeoutSeconds": 15},
+ "output": {"defaultQuality": $1}, "log": {"accessLog": false}}
+CONF
+}
+write_config 82
+bench_daemon "$BIN" "$W/thumbd.json" $PORT "$OUT/thumbd.log"
+echo "soak: $MINUTES min, daemon pid $BENCH_PID, samples in $OUT/soak.csv"
+python3 - "$BENCH_PID" "$PORT" "$ORIGIN_PORT" "$MINUTES" "${SAMPLE_SECONDS:-10}" "$OUT/soak.csv" "$W/thumbd.json" <<'PY'
+import http.client, json, os, random, signal, socket, statistics, sys, threading, time, urllib.parse
+
+pid, port, origin_port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+minutes, sample_every, csv_path, config_path = float(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7]
+src = lambda name: urllib.parse.quote(f"http://127.0.0.1:{origin_port}/{name}", safe="")
+lock = threading.Lock()
+counts, unexpected = {}, []
+stop = threading.Event()
+
+def record(kind, status, allowed, detail=""):
+    with lock:
+        counts[(kind, status)] = counts.get((kind, status), 0) + 1
+        if status not in allowed and len(unexpected) < 50:
+            unexpected.append(f"{kind}: {status} {detail}")
+
+def proc():
+    status = open(f"/proc/{pid}/status").read()
+    field = lambda name: int(next(l.split()[1] for l in status.splitlines() if l.startswith(name + ":")))
+    return field("VmRSS"), len(os.listdir(f"/proc/{pid}/fd")), field("Threads")
+
+class Client:
+    """A keep-alive client; a broken connection is reconnected (and counted as an error)."""
+    def __init__(self): self.c = None
+    def get(self, path, method="GET"):
+        for attempt in (0, 1):
+            try:
+                if self.c is None: self.c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                self.c.request(method, path)
+                r = self.c.getresponse(); body = r.read()
+                if r.getheader("Connection", "").lower() == "close": self.close()
+                return r.status, body
+            except (OSError, http.client.HTTPException) as e:
+                self.close()
+                # A keep-alive connection the server closed as idle may fail once at reuse.
+                if attempt == 1: return f"error {type(e).__name__}", b""
+    def close(self):
+        if self.c: self.c.close(); self.c = None
+
+def loop(kind, pause, step):
+    c = Client()
+    while not stop.is_set():
+        step(c)
+        time.sleep(pause)
+    c.close()
+
+def hits(c):
+    w = random.choice([64, 128, 256, 320])
+    s, _ = c.get(f"/thumbnail?url={src('small.jpg')}&w={w}&h={w}&fit=cover")
+    record("hit", s, {200})
+
+def misses(c):
+    w = random.randint(40, 1600)
+    fmt = random.choice(["jpeg", "webp", "png"])
+    s, _ = c.get(f"/thumbnail?url={src('photo.jpg')}&w={w}&format={fmt}&fit={random.choice(['inside', 'cover', 'fill'])}&h={w}")
+    record("miss", s, {200})
+
+BAD = [("missing.jpg", {404}), ("truncated.jpg", {200, 422}), ("noise.jpg", {415}), ("corrupt.jpg", {415, 422}),
+       ("huge.jpg", {422}), ("pixels.png", {422})]
+def bad(c):
+    if random.random() < 0.1:
+        s, _ = c.get(f"/thumbnail?url={src('photo.jpg')}&w=abc"); record("bad-request", s, {400}); return
+    if random.random() < 0.1:
+        s, _ = c.get(f"/cache?url={src(random.choice(['photo.jpg', 'small.jpg', 'missing.jpg']))}", "DELETE")
+        record("purge", s, {200, 204}); return
+    name, allowed = random.choice(BAD)
+    s, _ = c.get(f"/thumbnail?url={src(name)}&w={random.randint(50, 300)}")
+    record(f"bad-source {name}", s, allowed)
+
+def slow_client():
+    while not stop.is_set():
+        try:
+            if random.random() < 0.2:
+                # Silent: the server must answer 408 (or just close) at requestTimeoutSeconds.
+                with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+                    data = s.recv(4096)
+                    status = int(data.split()[1]) if data.startswith(b"HTTP/1.1 ") else "closed"
+                    record("slow-silent", status, {408, "closed"})
+                continue
+            req = f"GET /thumbnail?url={src('small.jpg')}&w=200 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+                for i in range(0, len(req), 8):           # the request dripped in over ~2 s
+                    s.sendall(req[i:i + 8]); time.sleep(0.1)
+                data = b""
+                while chunk := s.recv(512):              # the response read slowly
+                    data += chunk; time.sleep(0.01)
+                record("slow-client", int(data.split()[1]) if data else "no answer", {200})
+        except OSError as e:
+            record("slow-client", f"error {type(e).__name__}", set())
+
+def disconnects():
+    while not stop.is_set():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                w = random.randint(40, 1600)
+                req = f"GET /thumbnail?url={src('photo.jpg')}&w={w} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+                how = random.choice(["at once", "half request", "after a few bytes"])
+                if how == "half request": s.sendall(req[:len(req) // 2])
+                else: s.sendall(req)
+                if how == "after a few bytes": s.recv(16)
+            record("disconnect", how, {how})
+        except OSError as e:
+            record("disconnect", f"error {type(e).__name__}", set())
+        time.sleep(0.2)
+
+def stats():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/stats"); r = c.getresponse(); body = r.read(); c.close()
+    record("stats", r.status, {200})
+    return json.loads(body)
+
+# Idle baseline: one request answered, nothing in flight.
+Client().get(f"/thumbnail?url={src('small.jpg')}&w=64&h=64&fit=cover")
+time.sleep(2)
+base_rss, base_fds, base_threads = proc()
+threads = [threading.Thread(target=loop, args=("hit", 0.01, hits)) for _ in range(2)]
+threads += [threading.Thread(target=loop, args=("miss", 0.05, misses)),
+            threading.Thread(target=loop, args=("bad", 0.05, bad)),
+            threading.Thread(target=slow_client), threading.Thread(target=slow_client),
+            threading.Thread(target=disconnects)]
+for t in threads: t.start()
+start = time.monotonic(); end = start + minutes * 60
+rows, reloads, quality = [], 0, 82
+csv = open(csv_path, "w")
+csv.write("seconds,rss_kb,fds,threads,requests_total,connections_open,memory_cache_bytes,disk_store_bytes,"
+          "origin_fetches,render_completed,render_queued,render_rejected\n")
+next_sample, next_reload = start, start + 60
+while time.monotonic() < end:
+    now = time.monotonic()
+    if now >= next_reload:
+        quality = 80 if quality == 82 else 82
+        text = open(config_path).read().replace(f'"defaultQuality": {162 - quality}', f'"defaultQuality": {quality}')
+        open(config_path, "w").write(text)
+        os.kill(pid, signal.SIGHUP); reloads += 1; next_reload += 60
+    if now >= next_sample:
+        rss, fds, nthreads = proc(); s = stats()
+        row = [round(now - start), rss, fds, nthreads, s["requests"]["total"], s["connections"]["open"],
+               s["memoryCache"]["bytes"], s["diskStore"]["bytes"], s["origin"]["fetches"], s["render"]["completed"],
+               s["render"]["queued"], s["render"]["rejected"]]
+        rows.append(row); csv.write(",".join(map(str, row)) + "\n"); csv.flush()
+        next_sample += sample_every
+    time.sleep(0.2)
+stop.set()
+for t in threads: t.join(60)
+still = [t for t in threads if t.is_alive()]
+# Back to idle: fds and threads within their bounds within 20 s.
+settle = time.monotonic() + 20
+while True:
+    rss, fds, nthreads = proc()
+    if (fds <= base_fds + 2 and nthreads <= base_threads + 8) or time.monotonic() > settle: break
+    time.sleep(1)
+final = stats()
+third = max(1, len(rows) // 3)
+middle, last = rows[third:2 * third] or rows, rows[2 * third:] or rows
+mid_rss, last_rss = statistics.median(r[1] for r in middle), statistics.median(r[1] for r in last)
+peak_threads = max(r[3] for r in rows)
+print(f"requests: {final['requests']['total']} answered, by status {final['requests']['byStatus']}; {reloads} reloads")
+print("by kind and status:")
+for (kind, status), n in sorted(counts.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))): print(f"  {kind:28} {status!s:10} {n}")
+print(f"RSS MB: idle {base_rss/1024:.0f}, median middle third {mid_rss/1024:.0f}, median last third {last_rss/1024:.0f}, "
+      f"min/median/max {min(r[1] for r in rows)/1024:.0f}/{statistics.median(r[1] for r in rows)/1024:.0f}/{max(r[1] for r in rows)/1024:.0f}, after {rss/1024:.0f}")
+print(f"fds: idle {base_fds}, max {max(r[2] for r in rows)}, after {fds}")
+print(f"threads: idle {base_threads}, max {peak_threads}, after {nthreads}")
+failures = []
+if unexpected: failures.append(f"{len(unexpected)}+ unexpected answers, e.g. {unexpected[:5]}")
+if still: failures.append(f"{len(still)} load threads did not finish")
+if last_rss > mid_rss * 1.10: failures.append(f"RSS grew: median of the last third {last_rss:.0f} kB > 1.10 x that of the middle third {mid_rss:.0f} kB")
+if fds > base_fds + 2: failures.append(f"fds not back to baseline: {fds} > {base_fds} + 2")
+if nthreads > base_threads + 8: failures.append(f"threads not back to baseline: {nthreads} > {base_threads} + 8")
+if peak_threads > base_threads + 64: failures.append(f"threads peaked at {peak_threads} > {base_threads} + 64")
+if not reloads and minutes >= 1: failures.append("no reload happened")
+print("PASS" if not failures else "FAIL:\n  " + "\n  ".join(failures))
+sys.exit(1 if failures else 0)
+PY
+kill -0 "$BENCH_PID" || { echo "FAIL: the daemon died"; exit 1; }
+echo "daemon log: $(grep -ci reload "$OUT/thumbd.log" || true) lines mention a reload (kept in $OUT/thumbd.log)"
