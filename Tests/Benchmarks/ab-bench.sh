@@ -6,51 +6,31 @@
 # Usage: Tests/Benchmarks/ab-bench.sh BIN_A BIN_B [ROUNDS]   (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source Tests/Benchmarks/lib.sh
 A=$1; B=$2; ROUNDS=${3:-3}
 bash .ci/deps.sh wrk libvips-tools libjpeg-turbo-progs
 INPUTS="$PWD/.build-bench-inputs"
 bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
-W=$(mktemp -d)
-cp "$INPUTS/jpeg-4mp.jpg" "$W/photo.jpg"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$W"; }
-trap cleanup EXIT
-(cd "$W" && exec python3 -m http.server 18300 --bind 127.0.0.1 >/dev/null 2>&1) & PIDS+=($!)
+bench_init
+mkdir "$W/origin" && cp "$INPUTS/jpeg-4mp.jpg" "$W/origin/photo.jpg"
+bench_origin "$W/origin" 18300
 SRC="http%3A%2F%2F127.0.0.1%3A18300%2Fphoto.jpg"
-cat > "$W/vary.lua" <<'LUA'
-counter = 0
-local fmt = os.getenv("PATH_FMT")
-local at = string.find(fmt, "{N}", 1, true)
-local before, after = string.sub(fmt, 1, at - 1), string.sub(fmt, at + 3)
-request = function()
-  counter = counter + 1
-  return wrk.format("GET", before .. tostring(100 + (counter % 300)) .. after)
-end
-LUA
-run() { # URL [lua] -> "req/s p99ms non-2xx"
-  local extra=(); [ -n "${2:-}" ] && extra=(-s "$W/vary.lua")
-  wrk -t1 -c64 -d10s --latency "${extra[@]}" "$1" | awk '
-    /Requests\/sec/ {rps=$2}
-    /Non-2xx/ {bad=$NF}
-    /^ +99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; p99=v}
-    END {print rps, p99, bad+0}'
-}
-start() { # NAME BIN PORT MEMORY -> pid
+bench_vary_lua "$W/vary.lua"
+start() { # NAME BIN PORT MEMORY -> pid in BENCH_PID
   cat > "$W/$1.json" <<CONF
 {"listen": "127.0.0.1:$3", "memoryCacheBytes": $4, "origin": {"allowPrivateNetworks": true}, "diskStore": {"path": "$W/store-$1"}, "log": {"accessLog": false}}
 CONF
-  # Its output must not hold the $(...) pipe open, or the caller waits forever.
-  "$2" --config "$W/$1.json" >/dev/null 2>&1 & echo $!
+  bench_daemon "$2" "$W/$1.json" "$3" /dev/null
 }
 for i in $(seq "$ROUNDS"); do
   for side in A B; do
     BIN=$A; [ $side = B ] && BIN=$B
-    H=$(start "hits$side$i" "$BIN" 18301 268435456); M=$(start "misses$side$i" "$BIN" 18302 0); PIDS+=($H $M)
-    sleep 1
+    start "hits$side$i" "$BIN" 18301 268435456; H=$BENCH_PID
+    start "misses$side$i" "$BIN" 18302 0; M=$BENCH_PID
     curl -sf -o /dev/null "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256"
     curl -sf -o /dev/null "http://127.0.0.1:18302/thumbnail?url=$SRC&w=100"
-    echo "hits-$side $(run "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256")" >> "$W/results"
-    echo "misses-$side $(PATH_FMT="/thumbnail?url=$SRC&w={N}" run "http://127.0.0.1:18302/" lua)" >> "$W/results"
+    echo "hits-$side $(bench_wrk "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256" 64)" >> "$W/results"
+    echo "misses-$side $(PATH_FMT="/thumbnail?url=$SRC&w={N}" bench_wrk "http://127.0.0.1:18302/" 64 "$W/vary.lua")" >> "$W/results"
     kill $H $M; wait $H $M 2>/dev/null || true
   done
 done

@@ -50,3 +50,29 @@ bench_wait_port() {
   echo "nothing listens on 127.0.0.1:$1" >&2
   return 1
 }
+
+# Writes to FILE a wrk script that varies one number per request: PATH_FMT (from
+# the environment) holds "{N}" where 100 + (counter mod 300) goes; the rest is
+# percent-encoded text, so it must not pass through string.format.
+bench_vary_lua() { # FILE
+  cat > "$1" <<'LUA'
+counter = 0
+local fmt = os.getenv("PATH_FMT")
+local at = string.find(fmt, "{N}", 1, true)
+local before, after = string.sub(fmt, 1, at - 1), string.sub(fmt, at + 3)
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", before .. tostring(100 + (counter % 300)) .. after)
+end
+LUA
+}
+
+# One wrk run (1 thread, 10 s): prints "req/s p99ms non-2xx".
+bench_wrk() { # URL CONNECTIONS [LUA_FILE]
+  local extra=(); [ -n "${3:-}" ] && extra=(-s "$3")
+  wrk -t1 -c"$2" -d10s --latency ${extra[@]+"${extra[@]}"} "$1" | awk '
+    /Requests\/sec/ {rps=$2}
+    /Non-2xx/ {bad=$NF}
+    /^ +99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; p99=v}
+    END {print rps, p99, bad+0}'
+}

@@ -33,6 +33,9 @@ import ThumbHTTP
         init(store: String, change: (inout ServiceConfiguration) -> Void = { _ in }) throws {
             var c = ServiceConfiguration()
             c.origin.allowPrivateNetworks = true   // the test origin is on loopback
+            // Debug builds on a loaded CI machine can take seconds per large
+            // render; only the deadline tests set a deadline that can fire.
+            c.limits.maxRenderSeconds = 600
             change(&c)
             daemon = Daemon(configuration: c, disk: try DiskStore(directory: store, maxBytes: c.diskStore.maxBytes))
             port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))

@@ -8,6 +8,7 @@ import Testing
     private func service(_ change: (inout ServiceConfiguration) -> Void) throws -> ThumbnailService {
         var c = ServiceConfiguration()
         c.origin.allowPrivateNetworks = true
+        c.limits.maxRenderSeconds = 600   // a debug build under load is slow; no deadline test here
         change(&c)
         let store = NSTemporaryDirectory() + "thumbd-limits-\(UUID().uuidString)"
         return ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
