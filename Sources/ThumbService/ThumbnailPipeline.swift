@@ -25,10 +25,17 @@ public struct RenderPlan: Sendable {
     /// `maxDecodeMemoryBytes`): the decoder's own estimate, the result, and the
     /// original held while decoding (a small image padded with 48 MB of APP2
     /// segments must cost its 48 MB here).
+    ///
+    /// The result is built as premultiplied linear floats (16 bytes a pixel)
+    /// before it becomes bytes, and cropping or turning copies it once more: a
+    /// 4096×4096 RGBA answer peaks at about 330 MiB, not the 64 MiB of its
+    /// bytes (attacks.sh, README § Benchmarks and fuzzing).
     public var estimatedMemory: Int {
-        sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header,
+        let scaled = geometry.scaledWidth * geometry.scaledHeight
+        let copies = (geometry.width * geometry.height != scaled ? 1 : 0) + (header.orientation == .up ? 0 : 1)
+        return sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header,
                                            minimumDisplayedSize: (geometry.scaledWidth, geometry.scaledHeight))
-            + geometry.scaledWidth * geometry.scaledHeight * 4
+            + scaled * (16 + 4) + geometry.width * geometry.height * 4 * copies
     }
 }
 

@@ -164,4 +164,39 @@ private func waitUntil(_ condition: () -> Bool) {
         waitUntil { queue.statistics.active == 0 && held == nil }
         #expect(held == nil)
     }
+
+    @Test func theIdleHookRunsOnceAfterTheQueueDrainsAndNotWhileJobsRun() throws {
+        let idleCalls = Mutex(0)
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 10, idleDelay: .milliseconds(50),
+                                whenIdle: { idleCalls.withLock { $0 += 1 } })
+        defer { queue.shutdown() }
+        let gate = Gate()
+        try gate.hold(queue)
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<3 { try queue.submit(cost: 1) { done.signal() } }
+        for _ in 0..<3 { done.wait() }
+        // One worker is still busy: quick jobs finishing beside it never count as idle.
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(idleCalls.withLock { $0 } == 0)
+        gate.open()
+        waitUntil { idleCalls.withLock { $0 } == 1 }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(idleCalls.withLock { $0 } == 1)
+    }
+
+    @Test func aJobStartingWithinTheIdleDelayCancelsThatIdleCall() throws {
+        let idleCalls = Mutex(0)
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 10, idleDelay: .milliseconds(300),
+                                whenIdle: { idleCalls.withLock { $0 += 1 } })
+        defer { queue.shutdown() }
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1) { done.signal() }
+        done.wait()
+        let gate = Gate()
+        try gate.hold(queue)   // starts well within the 300 ms after the first job went idle
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(idleCalls.withLock { $0 } == 0)
+        gate.open()
+        waitUntil { idleCalls.withLock { $0 } == 1 }
+    }
 }

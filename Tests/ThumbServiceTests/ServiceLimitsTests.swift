@@ -122,6 +122,22 @@ import Testing
         return Array(jpeg[0..<2]) + Array([[UInt8]](repeating: segment, count: segments).joined()) + jpeg[2...]
     }
 
+    /// The scaler builds its result as 16-byte float pixels before bytes: a
+    /// 4096×4096 RGBA answer of a small JPEG peaks near 330 MiB (attacks.sh), so
+    /// its estimate must not be the 64 MiB of the answer alone.
+    @Test func theDecodeEstimateCountsTheScalersFloatResult() throws {
+        let variant = PreparedVariant(width: 4096, height: 4096, fit: .fill, enlarge: true)
+        let plan = try ThumbnailPipeline.plan(source: TestOrigin.jpeg, variant: variant,
+                                              limits: ServiceConfiguration().pipelineLimits)
+        #expect(plan.estimatedMemory >= 4096 * 4096 * (16 + 4))
+        let cover = try ThumbnailPipeline.plan(source: TestOrigin.jpeg,
+                                               variant: PreparedVariant(width: 4096, height: 1024, fit: .cover, enlarge: true),
+                                               limits: ServiceConfiguration().pipelineLimits)
+        let g = cover.geometry
+        #expect(g.width * g.height < g.scaledWidth * g.scaledHeight, "cover crops")
+        #expect(cover.estimatedMemory >= g.scaledWidth * g.scaledHeight * 20 + g.width * g.height * 4)
+    }
+
     /// README § Configuration `limits.maxDecodeMemoryBytes` counts the original's
     /// bytes held while decoding: a thumbnail-sized JPEG padded to 4 MB is
     /// refused by a budget that its pixels alone would fit (issue 14).

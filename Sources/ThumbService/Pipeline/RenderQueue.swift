@@ -41,6 +41,9 @@ public final class RenderQueue: Sendable {
         var maxPrefetch: Int
         var memoryBudget: Int
         var stopping = false
+        /// Jobs started so far: an idle check that sees it unchanged knows
+        /// nothing ran in between.
+        var started = 0
     }
 
     private let state: Mutex<State>
@@ -48,11 +51,19 @@ public final class RenderQueue: Sendable {
     public let workerCount: Int
     /// Monotonic nanoseconds; injected so tests can age a job without waiting.
     private let now: @Sendable () -> UInt64
+    private let whenIdle: (@Sendable () -> Void)?
+    private let idleDelay: DispatchTimeInterval
 
-    /// `workers` 0 means one per CPU.
+    /// `workers` 0 means one per CPU. `whenIdle` runs (on a Dispatch queue)
+    /// once the queue has stayed empty with no job running for `idleDelay`
+    /// after its last job: the service gives freed heap back to the system
+    /// there, when no render can need it again soon.
     public init(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000,
-                now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+                now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
+                idleDelay: DispatchTimeInterval = .seconds(1), whenIdle: (@Sendable () -> Void)? = nil) {
         self.now = now
+        self.whenIdle = whenIdle
+        self.idleDelay = idleDelay
         workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
         state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget))
         for n in 0..<workerCount {
@@ -149,6 +160,7 @@ public final class RenderQueue: Sendable {
                 job = s.prefetch.popFirst()
             }
             if let job {
+                s.started += 1
                 s.active += 1
                 s.memoryInUse += job.cost
                 s.running[job.id] = now()
@@ -172,13 +184,26 @@ public final class RenderQueue: Sendable {
             wake.unlock()
             guard let job else { continue }
             job.work()
-            state.withLock { s in
+            let idleSince: Int? = state.withLock { s in
                 s.active -= 1
                 s.memoryInUse -= job.cost
                 s.running[job.id] = nil
+                return s.active == 0 && s.live.isEmpty && s.prefetch.isEmpty ? s.started : nil
             }
             // Freed memory may let a waiting job start on another worker.
             wakeWorkers()
+            if let idleSince { scheduleIdleCheck(startedWhenIdle: idleSince) }
+        }
+    }
+
+    /// Runs `whenIdle` after `idleDelay` unless a job started meanwhile (a
+    /// storm keeps its freed memory for the next render; it is released once
+    /// the storm is over).
+    private func scheduleIdleCheck(startedWhenIdle: Int) {
+        guard let whenIdle else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + idleDelay) { [self] in
+            let stillIdle = state.withLock { $0.started == startedWhenIdle && $0.active == 0 }
+            if stillIdle { whenIdle() }
         }
     }
 }
