@@ -3,7 +3,11 @@
 /// which requests and responses both do on every hit.
 enum HeaderName {
     static func equal(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
+        equal(a.utf8, b.utf8)
+    }
+
+    /// Only A–Z fold; every other byte must match exactly.
+    static func equal<A: Collection<UInt8>, B: Collection<UInt8>>(_ x: A, _ y: B) -> Bool {
         guard x.count == y.count else { return false }
         for (p, q) in zip(x, y) where p != q {
             let lp = p >= 0x41 && p <= 0x5A ? p | 0x20 : p
