@@ -64,7 +64,7 @@ public struct HTTPRequest: Sendable {
     /// The first value of a header, names compared case-insensitively.
     public func header(_ name: String) -> String? {
         switch fields {
-        case .received(let head): head.valueBytes(of: name).map { String(decoding: $0, as: UTF8.self) }
+        case .received(let head): head.value(of: name)
         case .values(let headers, _): headers.first { HeaderName.equal($0.name, name) }?.value
         }
     }
@@ -75,7 +75,7 @@ public struct HTTPRequest: Sendable {
         let wanted = minorVersion == 0 ? "keep-alive" : "close"
         let listed: Bool
         switch fields {
-        case .received(let head): listed = head.valueBytes(of: "Connection").map { Self.lists($0, wanted) } ?? false
+        case .received(let head): listed = head.withValue(of: "Connection") { Self.lists($0, wanted) } ?? false
         case .values(let headers, _):
             listed = headers.first { HeaderName.equal($0.name, "Connection") }.map { Self.lists($0.value.utf8, wanted) } ?? false
         }

@@ -16,4 +16,35 @@ enum HeaderName {
         }
         return true
     }
+
+    /// `p[range]` against `name`, both as contiguous bytes.
+    static func equal(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { n in
+            guard n.count == range.count else { return false }
+            var i = 0
+            while i < n.count {
+                let a = p[range.lowerBound + i], b = n[i]
+                if a != b {
+                    let la = a >= 0x41 && a <= 0x5A ? a | 0x20 : a
+                    let lb = b >= 0x41 && b <= 0x5A ? b | 0x20 : b
+                    if la != lb { return false }
+                }
+                i += 1
+            }
+            return true
+        }
+    }
+
+    /// `x` against a name spelled in lower case, as the parser's checks use.
+    static func equal<C: Collection<UInt8>>(_ x: C, lowercase name: StaticString) -> Bool {
+        guard x.count == name.utf8CodeUnitCount else { return false }
+        let n = name.utf8Start
+        var i = 0
+        for c in x {
+            if (c >= 0x41 && c <= 0x5A ? c | 0x20 : c) != n[i] { return false }
+            i += 1
+        }
+        return true
+    }
 }

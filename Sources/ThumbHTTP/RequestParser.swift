@@ -92,16 +92,19 @@ public struct RequestParser {
 
     /// Where the head ends (CRLFCRLF, or LFLF as lenient servers accept).
     private mutating func headEnd() -> (start: Int, next: Int)? {
-        var i = max(0, scanned - 3)
-        while i < buffer.count {
-            if buffer[i] == 0x0A {
-                if i + 1 < buffer.count, buffer[i + 1] == 0x0A { return (i, i + 2) }
-                if i + 2 < buffer.count, buffer[i + 1] == 0x0D, buffer[i + 2] == 0x0A { return (i, i + 3) }
+        let found: (start: Int, next: Int)? = buffer.withUnsafeBufferPointer { p in
+            var i = max(0, scanned - 3)
+            while i < p.count {
+                if p[i] == 0x0A {
+                    if i + 1 < p.count, p[i + 1] == 0x0A { return (i, i + 2) }
+                    if i + 2 < p.count, p[i + 1] == 0x0D, p[i + 2] == 0x0A { return (i, i + 3) }
+                }
+                i += 1
             }
-            i += 1
+            return nil
         }
-        scanned = buffer.count
-        return nil
+        if found == nil { scanned = buffer.count }
+        return found
     }
 
     private func oversizedWithoutEnd() -> HTTPError? {
@@ -155,9 +158,11 @@ public struct RequestParser {
         }
         var fields = FieldCheck(minorVersion: minorVersion)
         var refusal: HTTPError?
-        ReceivedHead.forEachLine(head[fieldsStart...]) { line in
-            refusal = fields.check(line)
-            return refusal == nil
+        head.withUnsafeBufferPointer { p in
+            ReceivedHead.forEachLine(p, from: fieldsStart) { line in
+                refusal = fields.check(p[line])
+                return refusal == nil
+            }
         }
         if let refusal { return .failure(refusal) }
         if minorVersion == 1 && fields.hosts == 0 { return .failure(.badRequest("HTTP/1.1 request without Host")) }
@@ -188,7 +193,7 @@ public struct RequestParser {
         }
 
         /// Checks one header line; the refusal, if it is one.
-        mutating func check(_ line: ArraySlice<UInt8>) -> HTTPError? {
+        mutating func check(_ line: Slice<UnsafeBufferPointer<UInt8>>) -> HTTPError? {
             let first = line[line.startIndex]
             if first == 0x20 || first == 0x09 { return .badRequest("obsolete header line folding") }
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
@@ -197,25 +202,25 @@ public struct RequestParser {
             }
             let name = line[line.startIndex..<colon]
             let value = ReceivedHead.trimmed(line[(colon + 1)...])
-            if HeaderName.equal(name, "transfer-encoding".utf8) {
+            if HeaderName.equal(name, lowercase: "transfer-encoding") {
                 return .lengthRequired
-            } else if HeaderName.equal(name, "content-length".utf8) {
+            } else if HeaderName.equal(name, lowercase: "content-length") {
                 guard !value.isEmpty, value.count <= 18, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                     return .badRequest("invalid Content-Length")
                 }
                 let n = value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
                 guard contentLength == nil || contentLength == n else { return .badRequest("invalid Content-Length") }
                 contentLength = n
-            } else if HeaderName.equal(name, "host".utf8) {
+            } else if HeaderName.equal(name, lowercase: "host") {
                 // RFC 9112 §3.2: two Host fields, or one that is not a host[:port], is 400.
                 hosts += 1
                 guard hosts == 1 else { return .badRequest("more than one Host header") }
                 guard RequestTarget.isAuthority(value, allowEmpty: true) else { return .badRequest("invalid Host header") }
-            } else if HeaderName.equal(name, "expect".utf8) {
+            } else if HeaderName.equal(name, lowercase: "expect") {
                 // RFC 9110 §10.1.1: 100-continue is the only expectation; an
                 // HTTP/1.0 client's 100-continue is ignored.
                 let onlyContinue = value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).allSatisfy {
-                    HeaderName.equal(ReceivedHead.trimmed($0), "100-continue".utf8)
+                    HeaderName.equal(ReceivedHead.trimmed($0), lowercase: "100-continue")
                 }
                 guard onlyContinue else { return .expectationFailed }
                 expectsContinue = minorVersion == 1
@@ -227,19 +232,21 @@ public struct RequestParser {
     /// A bare CR or a NUL in the head, as a 400; the head's last CR is the
     /// one before the LF that ends it.
     private static func strayControl(in head: ArraySlice<UInt8>) -> HTTPError? {
-        var i = head.startIndex
-        while i < head.endIndex {
-            switch head[i] {
-            case 0x00:
-                return .badRequest("NUL in the request head")
-            case 0x0D where i + 1 < head.endIndex && head[i + 1] != 0x0A:
-                return .badRequest("bare CR in the request head")
-            default:
-                break
+        head.withUnsafeBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                switch p[i] {
+                case 0x00:
+                    return .badRequest("NUL in the request head")
+                case 0x0D where i + 1 < p.count && p[i + 1] != 0x0A:
+                    return .badRequest("bare CR in the request head")
+                default:
+                    break
+                }
+                i += 1
             }
-            i += 1
+            return nil
         }
-        return nil
     }
 
     static func isTokenByte(_ c: UInt8) -> Bool {
