@@ -23,6 +23,8 @@ final class Connection: @unchecked Sendable {
     private var responder: Responder?
     /// The response being written: its head, its body (shared with the
     /// handler's array, not copied) and how much of both the socket took.
+    /// `head` keeps its capacity between responses: serialized into again,
+    /// not allocated per response.
     private var head: [UInt8] = []
     private var body: [UInt8] = []
     private var written = 0
@@ -147,30 +149,34 @@ final class Connection: @unchecked Sendable {
     }
 
     private func startRequest(_ request: HTTPRequest) {
-        let responder = Responder { [weak self] response in
-            guard let self else { return }
-            // A handler answering at once (a cache hit) needs no queue hop.
-            if self.io.isCurrent {
-                self.perform(self.machine.responseReady(response, now: Self.now()))
-            } else {
-                self.queue.async { self.perform(self.machine.responseReady(response, now: Self.now())) }
-            }
-        }
+        let responder = Responder(connection: self)
         self.responder = responder
         server.requestStarted()
         server.handler(request, responder)
+    }
+
+    /// The handler's answer, from any thread (through `Responder`).
+    func responseReady(_ response: HTTPResponse) {
+        // A handler answering at once (a cache hit) needs no queue hop.
+        if io.isCurrent {
+            perform(machine.responseReady(response, now: Self.now()))
+        } else {
+            queue.async { self.perform(self.machine.responseReady(response, now: Self.now())) }
+        }
     }
 
     private func write(_ outgoing: Machine.OutgoingResponse) {
         written = 0
         if outgoing.isInterim {
             // 25 bytes between a head and its body: not a response, not charged.
-            head = ResponseHead.continueBytes
+            head.removeAll(keepingCapacity: true)
+            head.append(contentsOf: ResponseHead.continueBytes)
             body = []
             return flush()
         }
         let response = outgoing.response
-        head = ResponseHead.bytes(of: response, keepAlive: outgoing.keepAlive)
+        head.removeAll(keepingCapacity: true)
+        ResponseHead.write(response, keepAlive: outgoing.keepAlive, into: &head)
         body = ResponseHead.body(of: response)
         server.responded(ResponseRecord(method: outgoing.method, path: outgoing.path, status: response.status,
                                         bodyBytes: body.count, milliseconds: Double(outgoing.elapsed) / 1e6,
@@ -210,10 +216,16 @@ final class Connection: @unchecked Sendable {
             progressed += n
         }
         if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
-        head = []
-        body = []
+        finishResponse()
         releaseCharge()
         perform(machine.writeCompleted(now: Self.now()))
+    }
+
+    /// Empties `head` (the next `flush` is a late event, not a response),
+    /// keeping a usual head's capacity for the next response.
+    private func finishResponse() {
+        if head.capacity > 4096 { head = [] } else { head.removeAll(keepingCapacity: true) }
+        body = []
     }
 
     /// One writev of what is left of the head and the body.

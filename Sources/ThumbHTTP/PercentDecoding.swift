@@ -2,6 +2,10 @@
 /// by two hex digits, or bytes that are not UTF-8 once decoded, are errors.
 enum PercentDecoding {
     static func decode(_ bytes: ArraySlice<UInt8>, plusAsSpace: Bool) -> String? {
+        // Most paths have nothing to decode: no scratch array then.
+        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = bytes.startIndex
@@ -41,5 +45,59 @@ enum PercentDecoding {
             pairs.append((name, value))
         }
         return pairs
+    }
+
+    /// Whether `query(bytes)` would succeed, without building anything:
+    /// every `%` has two hex digits and the decoded bytes are UTF-8. Checking
+    /// the whole decoded stream equals checking each name and value, since
+    /// the raw `&` and `=` between them are ASCII and so never split a
+    /// well-formed sequence.
+    static func isValidQuery(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var utf8 = UTF8Check()
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            var c = bytes[i]
+            if c == UInt8(ascii: "%") {
+                guard i + 2 < bytes.endIndex, let hi = hex(bytes[i + 1]), let lo = hex(bytes[i + 2]) else { return false }
+                c = hi << 4 | lo
+                i += 3
+            } else {
+                i += 1
+            }
+            guard utf8.accept(c) else { return false }
+        }
+        return utf8.isComplete
+    }
+
+    /// UTF-8 well-formedness one byte at a time (Unicode Table 3-7): no
+    /// overlong forms, surrogates or code points past U+10FFFF.
+    struct UTF8Check {
+        private var needed = 0
+        private var low: UInt8 = 0x80
+        private var high: UInt8 = 0xBF
+
+        var isComplete: Bool { needed == 0 }
+
+        mutating func accept(_ c: UInt8) -> Bool {
+            if needed > 0 {
+                guard c >= low && c <= high else { return false }
+                low = 0x80
+                high = 0xBF
+                needed -= 1
+                return true
+            }
+            switch c {
+            case 0x00...0x7F: return true
+            case 0xC2...0xDF: needed = 1
+            case 0xE0: needed = 2; low = 0xA0
+            case 0xE1...0xEC, 0xEE, 0xEF: needed = 2
+            case 0xED: needed = 2; high = 0x9F
+            case 0xF0: needed = 3; low = 0x90
+            case 0xF1...0xF3: needed = 3
+            case 0xF4: needed = 3; high = 0x8F
+            default: return false
+            }
+            return true
+        }
     }
 }

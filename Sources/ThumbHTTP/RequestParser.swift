@@ -92,16 +92,19 @@ public struct RequestParser {
 
     /// Where the head ends (CRLFCRLF, or LFLF as lenient servers accept).
     private mutating func headEnd() -> (start: Int, next: Int)? {
-        var i = max(0, scanned - 3)
-        while i < buffer.count {
-            if buffer[i] == 0x0A {
-                if i + 1 < buffer.count, buffer[i + 1] == 0x0A { return (i, i + 2) }
-                if i + 2 < buffer.count, buffer[i + 1] == 0x0D, buffer[i + 2] == 0x0A { return (i, i + 3) }
+        let found: (start: Int, next: Int)? = buffer.withUnsafeBufferPointer { p in
+            var i = max(0, scanned - 3)
+            while i < p.count {
+                if p[i] == 0x0A {
+                    if i + 1 < p.count, p[i + 1] == 0x0A { return (i, i + 2) }
+                    if i + 2 < p.count, p[i + 1] == 0x0D, p[i + 2] == 0x0A { return (i, i + 3) }
+                }
+                i += 1
             }
-            i += 1
+            return nil
         }
-        scanned = buffer.count
-        return nil
+        if found == nil { scanned = buffer.count }
+        return found
     }
 
     private func oversizedWithoutEnd() -> HTTPError? {
@@ -111,105 +114,142 @@ public struct RequestParser {
         return nil
     }
 
-    private func parseHead(_ head: ArraySlice<UInt8>) -> Result<(HTTPRequest, Int, Bool), HTTPError> {
+    /// Checks a head and returns its request, which keeps a copy of the
+    /// head's bytes: fields and query are only validated here, decoded when
+    /// the handler asks (`ReceivedHead`). Nothing else is allocated for the
+    /// common request but the target and path Strings.
+    private func parseHead(_ slice: ArraySlice<UInt8>) -> Result<(HTTPRequest, Int, Bool), HTTPError> {
         // RFC 9112 §2.2: a CR not followed by LF, or a NUL, anywhere in the head
         // is refused, not read around (a proxy in front may split lines there).
-        if let refusal = Self.strayControl(in: head) { return .failure(refusal) }
-        var lines = head.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> ArraySlice<UInt8> in
-            line.last == 0x0D ? line.dropLast() : line
+        if let refusal = Self.strayControl(in: slice) { return .failure(refusal) }
+        let head = Array(slice)
+        let lineEnd = head.firstIndex(of: 0x0A) ?? head.endIndex
+        let fieldsStart = min(lineEnd + 1, head.endIndex)
+        let requestLine = head[0..<lineEnd].last == 0x0D ? head[0..<(lineEnd - 1)] : head[0..<lineEnd]
+        // Exactly two spaces: method, target, version.
+        guard let sp1 = requestLine.firstIndex(of: 0x20),
+              let sp2 = requestLine[(sp1 + 1)...].firstIndex(of: 0x20),
+              !requestLine[(sp2 + 1)...].contains(0x20) else {
+            return .failure(.badRequest("malformed request line"))
         }
-        let requestLine = lines.removeFirst()
-        let parts = requestLine.split(separator: 0x20, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return .failure(.badRequest("malformed request line")) }
-        if parts[1].count > Self.maxTargetBytes { return .failure(.uriTooLong) }
+        let method = requestLine[requestLine.startIndex..<sp1]
+        let rawTarget = requestLine[(sp1 + 1)..<sp2]
+        let version = requestLine[(sp2 + 1)...]
+        if rawTarget.count > Self.maxTargetBytes { return .failure(.uriTooLong) }
         if head.count > maxHeaderBytes { return .failure(.headersTooLarge) }
-        guard !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte) else {
+        guard !method.isEmpty, method.allSatisfy(Self.isTokenByte) else {
             return .failure(.badRequest("malformed method"))
         }
-        let version = Array(parts[2])
-        guard version == Array("HTTP/1.1".utf8) || version == Array("HTTP/1.0".utf8) else {
+        guard version.elementsEqual("HTTP/1.1".utf8) || version.elementsEqual("HTTP/1.0".utf8) else {
             return .failure(.badRequest("unsupported HTTP version"))
         }
         let minorVersion = version.last == UInt8(ascii: "1") ? 1 : 0
-        guard let target = RequestTarget.originForm(parts[1]) else {
+        guard let target = RequestTarget.originForm(rawTarget) else {
             return .failure(.badRequest("malformed request target"))
         }
         let question = target.firstIndex(of: UInt8(ascii: "?"))
         let rawPath = question.map { target[target.startIndex..<$0] } ?? target
+        // The query ends where the target does, in the origin form and in the head alike.
+        let queryCount = question.map { target.endIndex - ($0 + 1) } ?? 0
+        let query = (sp2 - queryCount)..<sp2
         guard let path = PercentDecoding.decode(rawPath, plusAsSpace: false),
-              let query = PercentDecoding.query(question.map { target[($0 + 1)...] } ?? []) else {
+              PercentDecoding.isValidQuery(head[query]) else {
             return .failure(.badRequest("invalid percent-encoding in the request target"))
         }
-        var headers: [(name: String, value: String)] = []
+        var fields = FieldCheck(minorVersion: minorVersion)
+        var refusal: HTTPError?
+        head.withUnsafeBufferPointer { p in
+            ReceivedHead.forEachLine(p, from: fieldsStart) { line in
+                refusal = fields.check(p[line])
+                return refusal == nil
+            }
+        }
+        if let refusal { return .failure(refusal) }
+        if minorVersion == 1 && fields.hosts == 0 { return .failure(.badRequest("HTTP/1.1 request without Host")) }
+        let length = fields.contentLength ?? 0
+        if length > Self.maxBodyBytes { return .failure(.payloadTooLarge) }
+        let request = HTTPRequest(method: Self.methodString(method), target: String(decoding: target, as: UTF8.self),
+                                  path: path, minorVersion: minorVersion,
+                                  head: ReceivedHead(bytes: head, fieldsStart: fieldsStart, query: query))
+        return .success((request, length, fields.expectsContinue))
+    }
+
+    /// The two methods nearly every request uses, without decoding.
+    private static func methodString(_ bytes: ArraySlice<UInt8>) -> String {
+        if bytes.elementsEqual("GET".utf8) { return "GET" }
+        if bytes.elementsEqual("HEAD".utf8) { return "HEAD" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// What the parser learns from the header lines while checking them.
+    private struct FieldCheck {
+        let minorVersion: Int
         var contentLength: Int?
         var hosts = 0
         var expectsContinue = false
-        for line in lines {
-            guard let first = line.first else { continue }
-            if first == 0x20 || first == 0x09 { return .failure(.badRequest("obsolete header line folding")) }
+
+        init(minorVersion: Int) {
+            self.minorVersion = minorVersion
+        }
+
+        /// Checks one header line; the refusal, if it is one.
+        mutating func check(_ line: Slice<UnsafeBufferPointer<UInt8>>) -> HTTPError? {
+            let first = line[line.startIndex]
+            if first == 0x20 || first == 0x09 { return .badRequest("obsolete header line folding") }
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-                  line[line.startIndex..<colon].allSatisfy(Self.isTokenByte) else {
-                return .failure(.badRequest("malformed header line"))
+                  line[line.startIndex..<colon].allSatisfy(RequestParser.isTokenByte) else {
+                return .badRequest("malformed header line")
             }
-            let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
-            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces()
-            let lower = name.lowercased()
-            switch lower {
-            case "transfer-encoding":
-                return .failure(.lengthRequired)
-            case "content-length":
-                guard !value.isEmpty, value.utf8.count <= 18, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                      let n = Int(value), contentLength == nil || contentLength == n else {
-                    return .failure(.badRequest("invalid Content-Length"))
+            let name = line[line.startIndex..<colon]
+            let value = ReceivedHead.trimmed(line[(colon + 1)...])
+            if HeaderName.equal(name, lowercase: "transfer-encoding") {
+                return .lengthRequired
+            } else if HeaderName.equal(name, lowercase: "content-length") {
+                guard !value.isEmpty, value.count <= 18, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                    return .badRequest("invalid Content-Length")
                 }
+                let n = value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                guard contentLength == nil || contentLength == n else { return .badRequest("invalid Content-Length") }
                 contentLength = n
-            case "host":
+            } else if HeaderName.equal(name, lowercase: "host") {
                 // RFC 9112 §3.2: two Host fields, or one that is not a host[:port], is 400.
                 hosts += 1
-                guard hosts == 1 else { return .failure(.badRequest("more than one Host header")) }
-                guard RequestTarget.isAuthority(value.utf8, allowEmpty: true) else {
-                    return .failure(.badRequest("invalid Host header"))
-                }
-            case "expect":
+                guard hosts == 1 else { return .badRequest("more than one Host header") }
+                guard RequestTarget.isAuthority(value, allowEmpty: true) else { return .badRequest("invalid Host header") }
+            } else if HeaderName.equal(name, lowercase: "expect") {
                 // RFC 9110 §10.1.1: 100-continue is the only expectation; an
                 // HTTP/1.0 client's 100-continue is ignored.
-                let items = value.lowercased().split(separator: ",", omittingEmptySubsequences: false)
-                    .map { Substring($0).trimmingCharacters(in: " \t") }
-                guard items.allSatisfy({ $0 == "100-continue" }) else { return .failure(.expectationFailed) }
+                let onlyContinue = value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).allSatisfy {
+                    HeaderName.equal(ReceivedHead.trimmed($0), lowercase: "100-continue")
+                }
+                guard onlyContinue else { return .expectationFailed }
                 expectsContinue = minorVersion == 1
-            default:
-                break
             }
-            headers.append((name, value))
+            return nil
         }
-        if minorVersion == 1 && hosts == 0 { return .failure(.badRequest("HTTP/1.1 request without Host")) }
-        let length = contentLength ?? 0
-        if length > Self.maxBodyBytes { return .failure(.payloadTooLarge) }
-        let request = HTTPRequest(method: String(decoding: parts[0], as: UTF8.self),
-                                  target: String(decoding: target, as: UTF8.self), path: path, query: query,
-                                  minorVersion: minorVersion, headers: headers)
-        return .success((request, length, expectsContinue))
     }
 
     /// A bare CR or a NUL in the head, as a 400; the head's last CR is the
     /// one before the LF that ends it.
     private static func strayControl(in head: ArraySlice<UInt8>) -> HTTPError? {
-        var i = head.startIndex
-        while i < head.endIndex {
-            switch head[i] {
-            case 0x00:
-                return .badRequest("NUL in the request head")
-            case 0x0D where i + 1 < head.endIndex && head[i + 1] != 0x0A:
-                return .badRequest("bare CR in the request head")
-            default:
-                break
+        head.withUnsafeBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                switch p[i] {
+                case 0x00:
+                    return .badRequest("NUL in the request head")
+                case 0x0D where i + 1 < p.count && p[i + 1] != 0x0A:
+                    return .badRequest("bare CR in the request head")
+                default:
+                    break
+                }
+                i += 1
             }
-            i += 1
+            return nil
         }
-        return nil
     }
 
-    private static func isTokenByte(_ c: UInt8) -> Bool {
+    static func isTokenByte(_ c: UInt8) -> Bool {
         switch c {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
@@ -220,8 +260,3 @@ public struct RequestParser {
     }
 }
 
-extension String {
-    func trimmingSpaces() -> String {
-        Substring(self).trimmingCharacters(in: " \t")
-    }
-}

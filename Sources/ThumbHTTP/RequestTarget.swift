@@ -40,24 +40,25 @@ enum RequestTarget {
     /// `host[:port]` as a Host field value or an absolute target's authority:
     /// a reg-name, IPv4 or bracketed IPv6 literal, and digits after the colon.
     /// No userinfo (`@`), spaces, slashes or other delimiters.
-    static func isAuthority<Bytes: Collection<UInt8>>(_ bytes: Bytes, allowEmpty: Bool) -> Bool {
+    static func isAuthority<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes, allowEmpty: Bool) -> Bool {
         if bytes.isEmpty { return allowEmpty }
-        var host = Array(bytes)
-        var port: ArraySlice<UInt8> = []
-        if host.first == UInt8(ascii: "[") {
-            guard let close = host.firstIndex(of: UInt8(ascii: "]")), close > 1,
-                  host[1..<close].allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else {
+        var host = bytes[...]
+        var port = bytes[bytes.endIndex...]
+        if bytes.first == UInt8(ascii: "[") {
+            let inside = bytes.index(after: bytes.startIndex)
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")), close > inside,
+                  bytes[inside..<close].allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else {
                 return false
             }
-            let after = host[(close + 1)...]
+            let after = bytes[bytes.index(after: close)...]
             if !after.isEmpty {
                 guard after.first == UInt8(ascii: ":") else { return false }
                 port = after.dropFirst()
             }
-            host = []
-        } else if let colon = host.lastIndex(of: UInt8(ascii: ":")) {
-            port = host[(colon + 1)...]
-            host = Array(host[..<colon])
+            host = bytes[bytes.endIndex...]
+        } else if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
+            port = bytes[bytes.index(after: colon)...]
+            host = bytes[..<colon]
             guard !host.isEmpty else { return false }
         }
         guard port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }

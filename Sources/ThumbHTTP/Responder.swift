@@ -3,18 +3,21 @@ import Synchronization
 /// Answers one request, exactly once, from any thread. If the client has
 /// gone away the answer is dropped; `isCancelled` tells the handler early.
 public final class Responder: Sendable {
-    private let deliver: @Sendable (HTTPResponse) -> Void
+    /// Weak: a handler that keeps its responder past the connection's close
+    /// must not keep the connection. A reference rather than a closure
+    /// capturing it saves an allocation per request.
+    private weak let connection: Connection?
     private let answered = Atomic<Bool>(false)
     private let cancelled = Atomic<Bool>(false)
 
-    init(deliver: @escaping @Sendable (HTTPResponse) -> Void) {
-        self.deliver = deliver
+    init(connection: Connection) {
+        self.connection = connection
     }
 
     /// Sends the response; later calls are ignored.
     public func respond(_ response: HTTPResponse) {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        deliver(response)
+        connection?.responseReady(response)
     }
 
     /// True once the connection is closed: nobody will read the answer.

@@ -1,11 +1,18 @@
 /// How a response goes on the wire: the status line and the header fields the
 /// server adds (Date, Server, Content-Length, Connection), then the body.
 enum ResponseHead {
-    /// The head, written straight into one array: building it as a String by
-    /// interpolation and converting cost about six allocations per response.
+    /// The head in a new array.
     static func bytes(of response: HTTPResponse, keepAlive: Bool) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(160 + response.headers.count * 48 + response.preparedFields.count)
+        write(response, keepAlive: keepAlive, into: &out)
+        return out
+    }
+
+    /// Appends the head to `out`, which a connection reuses between responses:
+    /// building it as a String by interpolation and converting cost about six
+    /// allocations per response, a new array one.
+    static func write(_ response: HTTPResponse, keepAlive: Bool, into out: inout [UInt8]) {
+        out.reserveCapacity(out.count + 160 + response.headers.count * 48 + response.preparedFields.count)
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(response.status, to: &out)
         out.append(UInt8(ascii: " "))
@@ -28,7 +35,6 @@ enum ResponseHead {
         }
         out.append(contentsOf: response.preparedFields)
         out.append(contentsOf: "\r\n".utf8)
-        return out
     }
 
     /// The interim answer to `Expect: 100-continue`: a status line alone

@@ -2,7 +2,11 @@
 # HTTP benchmark (issue 3): thumbd's HTTP layer serving a 20 KB body from memory
 # (HTTPBench, release build) beside nginx (worker_processes 1) serving the same
 # file, both on 127.0.0.1, with wrk -t1 -c64 -d10s --latency, alternating for
-# ROUNDS rounds; prints medians of req/s and p99 and the ratios.
+# ROUNDS rounds; prints medians of req/s and p99 and the ratios. With perf
+# usable (root, or perf_event_paranoid <= 1) it also prints syscalls and
+# context switches per request of each server (one extra round each): counts
+# that do not move with the machine's load the way req/s does. Then the
+# parser alone (HTTPBench --parse, CPU time per request).
 # Usage: Tests/Benchmarks/http-vs-nginx.sh [ROUNDS]      (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,3 +54,21 @@ print(f"| thumbd HTTP layer | {t_rps:.0f} | {t_p99:.2f} |\n| nginx (1 worker) | 
 print(f"\nreq/s ratio thumbd/nginx: {t_rps / n_rps:.2f} (target >= 0.7); p99 ratio: {t_p99 / n_p99:.2f} (target <= 2)")
 print("raw:", rows)
 PY
+counts() { # NAME PORT PID: syscalls and context switches per request over a 5 s wrk run
+  perf stat -x, -e raw_syscalls:sys_enter,context-switches -p "$3" -o "$WORK/perf.$2" 2>/dev/null & local stat=$!
+  sleep 0.2
+  local n
+  n=$(wrk -t1 -c64 -d5s "http://127.0.0.1:$2/thumb.jpg" | awk '/requests in/ {print $1}')
+  kill -INT $stat; wait $stat 2>/dev/null || true
+  awk -F, -v n="$n" -v name="$1" '$3 ~ /sys_enter/ {s=$1} $3 ~ /context-switches/ {c=$1}
+    END {if (s != "") printf "| %s | %.2f | %.3f |\n", name, s/n, c/n}' "$WORK/perf.$2"
+}
+echo
+if command -v perf >/dev/null && perf stat -e context-switches true >/dev/null 2>&1; then
+  echo "| server | syscalls/request | context switches/request |"
+  echo "|---|---|---|"
+  counts thumbd 18080 "$THUMBD"
+  counts nginx 18081 "$(pgrep -P "$NGINX" | head -1)"
+  echo
+fi
+"$BIN" --parse

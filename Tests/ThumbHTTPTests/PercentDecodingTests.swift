@@ -62,4 +62,27 @@ import Testing
         #expect(PercentDecoding.query(Array("a=1&b=%ZZ".utf8)[...]) == nil, "one bad escape refuses the query")
         #expect(PercentDecoding.query(Array("%FF=1".utf8)[...]) == nil)
     }
+
+    /// The parser only validates a query (it is decoded when the handler asks):
+    /// the check must accept exactly what decoding accepts. Seeded pieces that
+    /// mix escapes, truncated and overlong sequences, surrogates and separators.
+    @Test func queryCheckAgreesWithDecoding() {
+        let pieces = ["a", "=", "&", "+", "%", "%4", "%41", "%C3", "%A9", "%E2%82", "%AC", "%F0%9F", "%90%88", "%C0%AF",
+                      "%ED%A0%80", "%F4%90%80%80", "%EF%BF%BD", "%FF", "%zz", "%26", "%3D", "%2B", "%E0%A0%80", "%E0%80%80"]
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var accepted = 0, refused = 0
+        for _ in 0..<4000 {
+            var text = ""
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            for k in 0..<Int(seed >> 61) + 1 {
+                text += pieces[Int((seed >> UInt64(8 * k)) & 0xFF) % pieces.count]
+            }
+            let bytes = Array(text.utf8)[...]
+            let decodes = PercentDecoding.query(bytes) != nil
+            #expect(PercentDecoding.isValidQuery(bytes) == decodes, "\(text)")
+            if decodes { accepted += 1 } else { refused += 1 }
+        }
+        #expect(accepted > 100 && refused > 100, "both outcomes exercised")
+    }
 }
+

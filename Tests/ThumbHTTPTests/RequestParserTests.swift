@@ -43,6 +43,30 @@ import Testing
         }
     }
 
+    @Test func fieldsAreDecodedOnAccessAsSentInOrder() throws {
+        let text = "GET /p%20q?b=2&a=%C3%A9 HTTP/1.1\r\nHost: h:80\r\nAccept:\timage/webp, */* \r\nX-Empty:\r\nx-dup: 1\nX-Dup: 2\r\n\r\n"
+        var r = try #require(requests(parseAll(text)).first)
+        #expect(r.path == "/p q" && r.target == "/p%20q?b=2&a=%C3%A9")
+        #expect(r.headers.map(\.name) == ["Host", "Accept", "X-Empty", "x-dup", "X-Dup"])
+        #expect(r.headers.map(\.value) == ["h:80", "image/webp, */*", "", "1", "2"])
+        #expect(r.header("ACCEPT") == "image/webp, */*" && r.header("x-empty") == "" && r.header("X-DUP") == "1")
+        #expect(r.header("Accep") == nil && r.header("Content-Length") == nil)
+        #expect(r.query.map(\.name) == ["b", "a"] && r.query.map(\.value) == ["2", "é"])
+        // Assigning replaces the decoded view; the other one keeps its values.
+        r.headers.append(("X-Added", "yes"))
+        #expect(r.header("x-added") == "yes" && r.header("host") == "h:80" && r.query.count == 2)
+        r.query = [("w", "100")]
+        #expect(r.query.map(\.value) == ["100"] && r.headers.count == 6)
+    }
+
+    @Test func connectionTokensAreAListIgnoringCase() {
+        #expect(!requests(parseAll("GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, CLOSE \r\n\r\n"))[0].keepAlive)
+        #expect(requests(parseAll("GET / HTTP/1.1\r\nHost: h\r\nConnection: closed\r\n\r\n"))[0].keepAlive)
+        #expect(requests(parseAll("GET / HTTP/1.0\r\nConnection: x,\tkeep-ALIVE\r\n\r\n"))[0].keepAlive)
+        #expect(!requests(parseAll("GET / HTTP/1.0\r\nConnection: keep-alive-ish\r\n\r\n"))[0].keepAlive)
+        #expect(!HTTPRequest(method: "GET", target: "/", path: "/", headers: [("connection", "keep-alive, close")]).keepAlive)
+    }
+
     @Test func connectionSemantics() {
         #expect(!requests(parseAll("GET / HTTP/1.0\r\n\r\n"))[0].keepAlive)
         #expect(!requests(parseAll("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"))[0].keepAlive)
