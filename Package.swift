@@ -51,12 +51,13 @@ let package = Package(
                                          "ThumbJSON"]),
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
-        .executableTarget(name: "FuzzCodec", dependencies: ["ThumbCodec", "ThumbImaging"]),
-        .executableTarget(name: "FuzzHTTPParser", dependencies: ["ThumbHTTP"]),
-        .executableTarget(name: "FuzzJSON", dependencies: ["ThumbJSON"]),
-        .executableTarget(name: "FuzzConfig", dependencies: ["ThumbService", "ThumbJSON"]),
+        .target(name: "FuzzDriver"),
+        .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging"]),
+        .executableTarget(name: "FuzzHTTPParser", dependencies: ["FuzzDriver", "ThumbHTTP"]),
+        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", "ThumbJSON"]),
+        .executableTarget(name: "FuzzConfig", dependencies: ["FuzzDriver", "ThumbService", "ThumbJSON"]),
         .target(name: "FuzzCurlShim", dependencies: ["CThumbCurl"]),
-        .executableTarget(name: "FuzzOriginResponse", dependencies: ["FuzzCurlShim", "ThumbFetch", "CThumbCurl"]),
+        .executableTarget(name: "FuzzOriginResponse", dependencies: ["FuzzDriver", "FuzzCurlShim", "ThumbFetch", "CThumbCurl"]),
         .executableTarget(name: "HTTPBench", dependencies: ["ThumbHTTP"]),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),

@@ -1,3 +1,4 @@
+import FuzzDriver
 import Foundation
 import ThumbHTTP
 
@@ -34,36 +35,11 @@ func fuzzOne(_ bytes: [UInt8]) {
 }
 
 #if FUZZING
-typealias Argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
-typealias FuzzCallback = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<Argv>,
-                         _ callback: FuzzCallback) -> CInt
-
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    fuzzOne(bytes.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? [])
-    return 0
-}
-
-// SwiftPM links executables with their entry point renamed to <module>_main,
-// so libFuzzer's own main is never used: hand control to its driver instead.
 @_cdecl("FuzzHTTPParser_main")
-func fuzzMain(_ argc: CInt, _ argv: Argv) -> CInt {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { fuzzerTestOneInput($0, $1) }
-}
+func fuzzMain(_ argc: CInt, _ argv: FuzzDriver.Argv) -> CInt { FuzzDriver.run(argc, argv, fuzzOne) }
 #else
 @main
 struct Replay {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let data = FileManager.default.contents(atPath: path) else { exit(1) }
-            fuzzOne([UInt8](data))
-            print("ok \(path)")
-        }
-    }
+    static func main() { FuzzDriver.replay(fuzzOne) }
 }
 #endif
