@@ -43,26 +43,9 @@ import ThumbHTTP
 
         func get(_ target: String, headers: [String: String] = [:], method: String = "GET", body: [UInt8]? = nil)
             -> (status: Int, headers: [String: String], body: [UInt8]) {
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(target)")!)
-            request.httpMethod = method
-            request.httpBody = body.map { Data($0) }
-            // One request per connection: a pooled idle connection would still
-            // count in connections.open after the session is gone.
-            request.setValue("close", forHTTPHeaderField: "Connection")
-            for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
-            let session = URLSession(configuration: .ephemeral)
-            let done = DispatchSemaphore(value: 0)
-            let result = Mutex<(Int, [String: String], [UInt8])>((0, [:], []))
-            session.dataTask(with: request) { data, response, _ in
-                let http = response as? HTTPURLResponse
-                var h: [String: String] = [:]
-                for (k, v) in http?.allHeaderFields ?? [:] { h[String(describing: k).lowercased()] = String(describing: v) }
-                result.withLock { $0 = (http?.statusCode ?? 0, h, [UInt8](data ?? Data())) }
-                done.signal()
-            }.resume()
-            _ = done.wait(timeout: .now() + 10)
-            session.invalidateAndCancel()
-            return result.withLock { $0 }
+            // One request per connection: a kept-alive idle connection would
+            // still count in connections.open.
+            RawHTTPClient.exchange(port: port, method: method, target: target, headers: headers, body: body)
         }
     }
 
