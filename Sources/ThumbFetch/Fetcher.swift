@@ -44,14 +44,7 @@ public final class Fetcher: Sendable {
     /// Blocking: waits on a semaphore while the engine's thread does the
     /// work. Never call it from a `fetch(_:conditional:completion:)` completion.
     public func fetch(_ text: String, conditional: Conditional?) throws(FetchError) -> FetchResult {
-        let outcome = Mutex<Result<FetchResult, FetchError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        fetch(text, conditional: conditional) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.withLock { $0! }.get()
+        try awaitCompletion { fetch(text, conditional: conditional, completion: $0) }
     }
 
     /// Without a thread per download: `completion` runs once, on the

@@ -1,5 +1,3 @@
-import Dispatch
-import Synchronization
 import ThumbFetch
 
 /// Downloads originals; `Fetcher` is the real one. A protocol so the service
@@ -21,13 +19,6 @@ extension OriginFetching {
     /// Blocking, for tests and tools: waits on a semaphore while the download
     /// runs. Never call it from a completion.
     public func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
-        let outcome = Mutex<Result<FetchResult, ServiceError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        fetchOriginal(url, conditional: conditional) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.withLock { $0! }.get()
+        try awaitCompletion { fetchOriginal(url, conditional: conditional, completion: $0) }
     }
 }
