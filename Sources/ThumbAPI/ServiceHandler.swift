@@ -58,14 +58,17 @@ public final class ServiceHandler: Sendable {
     /// this before reading a body sent with `Expect: 100-continue`.
     public func refusal(head request: HTTPRequest) -> HTTPResponse? {
         guard let route = Route(path: request.path) else { return ServiceError.notFound.response }
-        return refusal(request, route, service.config)
+        return refusal(request, route)
     }
 
-    private func refusal(_ request: HTTPRequest, _ route: Route, _ config: ServiceConfiguration) -> HTTPResponse? {
+    /// Reads the configuration only for admin routes: `/thumbnail`, the hot
+    /// path, needs none here.
+    private func refusal(_ request: HTTPRequest, _ route: Route) -> HTTPResponse? {
         guard route.methods.contains(request.method) else {
             return ServiceError.methodNotAllowed(allow: route.methods.joined(separator: ", ")).response
         }
-        if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"), token: config.security.adminToken) {
+        if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"),
+                                              token: service.config.security.adminToken) {
             return ServiceError.unauthorized.response
         }
         return nil
@@ -73,17 +76,9 @@ public final class ServiceHandler: Sendable {
 
     public func handle(_ request: HTTPRequest, _ responder: Responder) {
         guard let route = Route(path: request.path) else { return responder.respond(ServiceError.notFound.response) }
-        if route == .thumbnail {
-            // The hot path reads the configuration only when it must.
-            guard route.methods.contains(request.method) else {
-                return responder.respond(refusal(request, route, service.config)!)
-            }
-            return thumbnail(request, responder)
-        }
-        let config = service.config
-        if let refused = refusal(request, route, config) { return responder.respond(refused) }
+        if let refused = refusal(request, route) { return responder.respond(refused) }
         switch route {
-        case .thumbnail: break
+        case .thumbnail: thumbnail(request, responder)
         case .healthz:
             responder.respond(isDraining()
                 ? HTTPResponse(status: 503, headers: [("Content-Type", "text/plain")], body: Array("draining".utf8))
@@ -93,7 +88,7 @@ public final class ServiceHandler: Sendable {
             let text = MetricsExposition.render(figures: report.figures, durations: durations.snapshot())
             responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", MetricsExposition.contentType)],
                                            body: Array(text.utf8)))
-        case .prefetch: prefetch(request, config, responder)
+        case .prefetch: prefetch(request, service.config, responder)
         case .cache: purge(request, responder)
         }
     }
