@@ -33,17 +33,8 @@ private final class RawClient {
     let fd: Int32
 
     init(port: UInt16) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var tv = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &a.sin_addr)
-        let r = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if r != 0 { close(fd); throw POSIXError(.ECONNREFUSED) }
+        fd = connectLoopback(port: port, receiveTimeout: 5)
+        if fd < 0 { throw POSIXError(.ECONNREFUSED) }
     }
 
     deinit { close(fd) }

@@ -245,20 +245,7 @@ import ThumbHTTP
         var body: [UInt8] = []
     }
 
-    private func connect(_ port: UInt16) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &a.sin_addr)
-        let r = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if r != 0 { close(fd); return -1 }
-        var tv = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        return fd
-    }
+    private func connect(_ port: UInt16) -> Int32 { connectLoopback(port: port, receiveTimeout: 1) }
 
     /// Reads one response to the end of the connection (the request said
     /// `Connection: close`), bounded by `deadline`.

@@ -11,20 +11,10 @@ enum RawHTTPClient {
     /// `headers` names are lower-cased in the answer; repeated fields joined with ", ".
     /// Status 0 when the exchange failed or took longer than `timeout`.
     static func exchange(port: UInt16, method: String, target: String, headers: [String: String],
-                         body: [UInt8]?, timeout: Double = 10) -> Answer {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                         body: [UInt8]?, timeout: Int = 10) -> Answer {
+        let fd = connectLoopback(port: port, receiveTimeout: timeout)
         guard fd >= 0 else { return (0, [:], []) }
         defer { close(fd) }
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return (0, [:], []) }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
