@@ -6,6 +6,7 @@
 #include <lcms2.h>
 #include <stdatomic.h>
 #include "icc_cache.h"
+#include "matrix3.h"
 
 // Every Little CMS call lives here. lcms2 reports errors through a log
 // handler and return values (it never longjmps); each profile gets its own
@@ -78,16 +79,6 @@ static int colorants(cmsHPROFILE profile, double m[9]) {
     return 1;
 }
 
-static int invert3(const double m[9], double out[9]) {
-    double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6])
-               + m[2] * (m[3] * m[7] - m[4] * m[6]);
-    if (!isfinite(det) || fabs(det) < 1e-12) return 0;
-    out[0] = (m[4] * m[8] - m[5] * m[7]) / det; out[1] = (m[2] * m[7] - m[1] * m[8]) / det; out[2] = (m[1] * m[5] - m[2] * m[4]) / det;
-    out[3] = (m[5] * m[6] - m[3] * m[8]) / det; out[4] = (m[0] * m[8] - m[2] * m[6]) / det; out[5] = (m[2] * m[3] - m[0] * m[5]) / det;
-    out[6] = (m[3] * m[7] - m[4] * m[6]) / det; out[7] = (m[1] * m[6] - m[0] * m[7]) / det; out[8] = (m[0] * m[4] - m[1] * m[3]) / det;
-    return 1;
-}
-
 // inverse(sRGB colorants), from lcms's built-in sRGB profile. Made once:
 // building that profile tabulates its tone curves, about as long as the
 // rest of reading a profile.
@@ -98,7 +89,7 @@ static pthread_once_t srgb_once = PTHREAD_ONCE_INIT;
 static void make_srgb_inverse(void) {
     double srgb[9];
     cmsHPROFILE reference = cmsCreate_sRGBProfile();
-    srgb_inverse_ok = reference && colorants(reference, srgb) && invert3(srgb, srgb_inverse);
+    srgb_inverse_ok = reference && colorants(reference, srgb) && matrix3_invert(srgb, srgb_inverse);
     if (reference) cmsCloseProfile(reference);
 }
 
@@ -122,13 +113,12 @@ static int read_matrix_shaper(thumbd_icc *icc, cmsHPROFILE profile) {
     double source[9];
     pthread_once(&srgb_once, make_srgb_inverse);
     if (!srgb_inverse_ok || !colorants(profile, source)) return 0;
-    const double *inverse = srgb_inverse;
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-            double v = inverse[r * 3] * source[c] + inverse[r * 3 + 1] * source[3 + c] + inverse[r * 3 + 2] * source[6 + c];
-            if (!isfinite(v) || fabs(v) > 100) return 0;
-            icc->matrix[r * 3 + c] = (float)v;
-        }
+    double m[9];
+    matrix3_multiply(srgb_inverse, source, m);
+    for (int i = 0; i < 9; i++) {
+        if (!isfinite(m[i]) || fabs(m[i]) > 100) return 0;
+        icc->matrix[i] = (float)m[i];
+    }
     return 1;
 }
 

@@ -1,6 +1,7 @@
 #include <math.h>
 #include <string.h>
 #include "thumbd_codec.h"
+#include "matrix3.h"
 
 // HEIF/AVIF nclx colour descriptions as a tone curve per channel plus a 3×3
 // matrix to linear sRGB: the same shape a matrix/TRC ICC profile takes, so
@@ -28,23 +29,6 @@ static int lookup_primaries(int code, primaries *p) {
     }
 }
 
-static void multiply(const double a[9], const double b[9], double out[9]) {
-    double t[9];
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) t[r * 3 + c] = a[r * 3] * b[c] + a[r * 3 + 1] * b[3 + c] + a[r * 3 + 2] * b[6 + c];
-    memcpy(out, t, sizeof t);
-}
-
-static int invert(const double m[9], double out[9]) {
-    double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6])
-               + m[2] * (m[3] * m[7] - m[4] * m[6]);
-    if (!isfinite(det) || fabs(det) < 1e-12) return 0;
-    out[0] = (m[4] * m[8] - m[5] * m[7]) / det; out[1] = (m[2] * m[7] - m[1] * m[8]) / det; out[2] = (m[1] * m[5] - m[2] * m[4]) / det;
-    out[3] = (m[5] * m[6] - m[3] * m[8]) / det; out[4] = (m[0] * m[8] - m[2] * m[6]) / det; out[5] = (m[2] * m[3] - m[0] * m[5]) / det;
-    out[6] = (m[3] * m[7] - m[4] * m[6]) / det; out[7] = (m[1] * m[6] - m[0] * m[7]) / det; out[8] = (m[0] * m[4] - m[1] * m[3]) / det;
-    return 1;
-}
-
 static void xyz_of(double x, double y, double out[3]) {
     out[0] = x / y; out[1] = 1; out[2] = (1 - x - y) / y;
 }
@@ -54,7 +38,7 @@ static int rgb_to_xyz(const primaries *p, double m[9]) {
     double r[3], g[3], b[3], w[3], columns[9], inverse[9];
     xyz_of(p->rx, p->ry, r); xyz_of(p->gx, p->gy, g); xyz_of(p->bx, p->by, b); xyz_of(p->wx, p->wy, w);
     for (int i = 0; i < 3; i++) { columns[i * 3] = r[i]; columns[i * 3 + 1] = g[i]; columns[i * 3 + 2] = b[i]; }
-    if (!invert(columns, inverse)) return 0;
+    if (!matrix3_invert(columns, inverse)) return 0;
     double s[3];
     for (int i = 0; i < 3; i++) s[i] = inverse[i * 3] * w[0] + inverse[i * 3 + 1] * w[1] + inverse[i * 3 + 2] * w[2];
     for (int i = 0; i < 3; i++)
@@ -73,9 +57,9 @@ static int adapt_to_d65(double wx, double wy, double out[9]) {
         double t = bradford[i * 3] * target[0] + bradford[i * 3 + 1] * target[1] + bradford[i * 3 + 2] * target[2];
         scale[i * 4] = t / s;
     }
-    if (!invert(bradford, inverse)) return 0;
-    multiply(scale, bradford, out);
-    multiply(inverse, out, out);
+    if (!matrix3_invert(bradford, inverse)) return 0;
+    matrix3_multiply(scale, bradford, out);
+    matrix3_multiply(inverse, out, out);
     return 1;
 }
 
@@ -127,10 +111,10 @@ int thumbd_nclx_matrix_shaper(const thumbd_nclx *nclx, float *curves, float *mat
     if (known) {
         const primaries srgb = { 0.64, 0.33, 0.30, 0.60, 0.15, 0.06, d65x, d65y };
         double to_xyz[9], srgb_to_xyz[9], from_xyz[9], adapt[9];
-        if (!rgb_to_xyz(&source, to_xyz) || !rgb_to_xyz(&srgb, srgb_to_xyz) || !invert(srgb_to_xyz, from_xyz)
+        if (!rgb_to_xyz(&source, to_xyz) || !rgb_to_xyz(&srgb, srgb_to_xyz) || !matrix3_invert(srgb_to_xyz, from_xyz)
             || !adapt_to_d65(source.wx, source.wy, adapt)) return 0;
-        multiply(adapt, to_xyz, m);
-        multiply(from_xyz, m, m);
+        matrix3_multiply(adapt, to_xyz, m);
+        matrix3_multiply(from_xyz, m, m);
     }
     for (int i = 0; i < 9; i++) {
         if (!isfinite(m[i])) return 0;
