@@ -166,9 +166,10 @@ import ThumbHTTP
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 504, "origin_timeout", "\(path):")
-        #expect(seconds >= 0.9 && seconds < 2.5, "\(path) answered after \(seconds) s")
+        // The origin would go on for 5 s: under 4 s shows the cut, with room for a loaded machine.
+        #expect(seconds >= 0.9 && seconds < 4, "\(path) answered after \(seconds) s")
         let served = origin.waitServed(path)
-        #expect(served != nil && served! < 2.5, "the origin connection lived \(served ?? -1) s")
+        #expect(served != nil && served! < 4, "the origin connection lived \(served ?? -1) s")
 
         let (again, againSeconds) = timed { daemon.get(target(origin, path, "&w=60")) }
         #expect(again.status == 504 && errorCode(again.body) == "origin_timeout" && againSeconds >= 0.9)
@@ -214,7 +215,9 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 1; $0.origin.negativeCacheSeconds = 30 }
+        // 3 s, not 1: on a loaded machine the reset can arrive after a 1-s
+        // deadline, and a timeout is (rightly) not remembered.
+        let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 3; $0.origin.negativeCacheSeconds = 30 }
         defer { shutDown(daemon) }
         for i in 0..<3 {
             let r = daemon.get(target(origin, "/reset", "&w=\(40 + i)"))
