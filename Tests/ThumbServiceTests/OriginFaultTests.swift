@@ -114,11 +114,12 @@ import ThumbHTTP
         let origin = try RawOrigin()
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 3 }
+        // Seen at once, not at the 5-s deadline (4 s leaves room for a loaded machine).
+        let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 5 }
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 502, "origin_error", "\(path):")
-        #expect(seconds < 2.5, "\(path) took \(seconds) s")
+        #expect(seconds < 4, "\(path) took \(seconds) s")
         #expect(origin.hits(path) == 1)
 
         // Remembered (README § Sources and limits): replayed without asking the origin again.
@@ -142,9 +143,10 @@ import ThumbHTTP
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 422, "source_too_large", "\(path):")
-        #expect(seconds < 2, "\(path) took \(seconds) s")
+        // The origin would send for 5 s; 4 leaves room for a loaded machine.
+        #expect(seconds < 4, "\(path) took \(seconds) s")
         let served = origin.waitServed(path)
-        #expect(served != nil && served! < 2.5, "the origin kept sending for \(served ?? -1) s: the download was not dropped")
+        #expect(served != nil && served! < 4, "the origin kept sending for \(served ?? -1) s: the download was not dropped")
 
         let again = daemon.get(target(origin, path, "&w=60"))
         #expect(again.status == 422 && errorCode(again.body) == "source_too_large")
@@ -190,7 +192,8 @@ import ThumbHTTP
         defer { shutDown(daemon) }
         let (r, seconds) = timed { daemon.get(target(origin, "/huge-pixels")) }
         expectError(r, 422, "image_too_large")
-        #expect(seconds < 2, "took \(seconds) s: was it decoded?")
+        // 900 MP would take minutes to decode; render.completed == 0 below is the exact check.
+        #expect(seconds < 10, "took \(seconds) s: was it decoded?")
 
         let again = daemon.get(target(origin, "/huge-pixels", "&w=60"))
         #expect(again.status == 422 && errorCode(again.body) == "image_too_large")
