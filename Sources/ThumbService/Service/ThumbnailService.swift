@@ -241,8 +241,8 @@ public final class ThumbnailService: Sendable {
 
     /// Ends the render flight, uncounted as completed or failed and with
     /// nothing cached or remembered, when every waiter's client has gone;
-    /// true if it did. The download, if any, has already landed on disk
-    /// and serves the next request.
+    /// true if it did. The download, if any, has finished: its original is
+    /// in the disk store (when the store keeps it) for the next request.
     private func abandonIfDeserted(_ request: ThumbnailRequest) -> Bool {
         guard renderFlights.abandonIfDeserted(request) else { return false }
         counters.withLock { $0.renderAbandoned += 1 }
