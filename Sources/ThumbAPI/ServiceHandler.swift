@@ -139,7 +139,7 @@ public final class ServiceHandler: Sendable {
         }
         let ifNoneMatch = request.header("If-None-Match")
         let varies = parsed.variesByAccept
-        service.thumbnail(parsed) { [service] result in
+        service.thumbnail(parsed, clientGone: { responder.isCancelled }) { [service] result in
             let output = service.config.output
             switch result {
             case .failure(let error):

@@ -72,6 +72,9 @@ struct StatisticsReport {
                    value: .integer(c.renderRejected)),
             Figure(section: "render", field: "coalesced", kind: .counter, help: "Requests that joined a render already in flight.",
                    value: .integer(c.renderCoalesced)),
+            Figure(section: "render", field: "abandoned", kind: .counter,
+                   help: "Renders skipped without decoding because every client waiting for them had gone.",
+                   value: .integer(c.renderAbandoned)),
 
             // `requests.total` would be named `thumbd_requests_total` by the rule,
             // the name README § Endpoints gives the per-status series. One family with an

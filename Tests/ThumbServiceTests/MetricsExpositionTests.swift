@@ -196,6 +196,7 @@ private func busyReport() -> StatisticsReport {
     counters.renderFailures = 4
     counters.renderCoalesced = 11
     counters.renderRejected = 2
+    counters.renderAbandoned = 13
     var server = ServerStatistics()
     server.connectionsOpen = 9
     server.connectionsAccepted = 5000
@@ -242,6 +243,7 @@ private let expectedFigures: [(name: String, type: String, value: Double)] = [
     ("thumbd_render_queued", "gauge", 5),
     ("thumbd_render_rejected_total", "counter", 2),
     ("thumbd_render_coalesced_total", "counter", 11),
+    ("thumbd_render_abandoned_total", "counter", 13),
     ("thumbd_requests_active", "gauge", 6),
     ("thumbd_connections_open", "gauge", 9),
     ("thumbd_connections_accepted_total", "counter", 5000),
@@ -305,15 +307,15 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 39 plain figures (29 of README § Statistics, 5 of the connections' limits, 5 of prefetch),
+        // 40 plain figures (30 of README § Statistics, 5 of the connections' limits, 5 of prefetch),
         // thumbd_requests_total, the histogram.
-        #expect(exposition.families.count == 41)
+        #expect(exposition.families.count == 42)
         #expect(exposition.families.first == "thumbd_uptime_seconds")
         #expect(exposition.families.last == "thumbd_request_duration_seconds")
         #expect(exposition.types["thumbd_requests_total"] == "counter")
         #expect(exposition.types["thumbd_request_duration_seconds"] == "histogram")
-        // 39 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
-        #expect(exposition.samples.count == 39 + 5 + 4 * 17)
+        // 40 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
+        #expect(exposition.samples.count == 40 + 5 + 4 * 17)
         #expect(text.contains("\nthumbd_memory_cache_hits_total 1234\n"))
         #expect(text.contains("\nthumbd_request_duration_seconds_bucket{outcome=\"memory\",le=\"0.0005\"} 1\n"))
     }
@@ -354,7 +356,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         }
         let table = busyReport().figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
-        #expect(paths.count == 41)
+        #expect(paths.count == 42)
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {

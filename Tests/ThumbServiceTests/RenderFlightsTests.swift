@@ -13,6 +13,13 @@ struct RenderFlightsTests {
         subscript(_ name: String) -> Result<Int, ServiceError>? { values.withLock { $0[name] } }
     }
 
+    /// A client's connection, as `Responder.isCancelled` shows it.
+    final class ClientFlag: Sendable {
+        private let left = Atomic(false)
+        var gone: Bool { left.load(ordering: .acquiring) }
+        func leave() { left.store(true, ordering: .releasing) }
+    }
+
     @Test func theFirstStartsLaterOnesJoinAndAllGetTheResult() {
         let flights = Flights(), results = Results()
         #expect(flights.join("a", priority: .live, promote: { _ in Issue.record("no promotion") }, results.waiter("1")))
@@ -62,5 +69,37 @@ struct RenderFlightsTests {
         #expect(flights.inFlight == 1)
         flights.complete("k", with: .failure(.overloaded))
         #expect(results["1"] == .failure(.overloaded) && flights.inFlight == 0)
+    }
+
+    /// README § Statistics `render.abandoned`: only a flight whose every
+    /// waiter's client has gone ends, atomically, with no waiter called.
+    @Test func aFlightEndsUncalledOnlyWhenEveryClientHasGone() {
+        let flights = Flights(), results = Results()
+        let first = ClientFlag(), second = ClientFlag()
+        let firstGone: Flights.ClientGone = { first.gone }, secondGone: Flights.ClientGone = { second.gone }
+        #expect(flights.join("k", priority: .live, clientGone: firstGone, promote: { _ in }, results.waiter("1")))
+        #expect(!flights.join("k", priority: .live, clientGone: secondGone, promote: { _ in }, results.waiter("2")))
+        #expect(!flights.abandonIfDeserted("k"), "both clients are there")
+        first.leave()
+        #expect(!flights.abandonIfDeserted("k"), "one client is still there")
+        second.leave()
+        #expect(flights.abandonIfDeserted("k"))
+        #expect(flights.inFlight == 0 && results["1"] == nil && results["2"] == nil)
+        #expect(!flights.abandonIfDeserted("k"), "nothing left to abandon")
+        // The key starts afresh, and completing the new flight reaches only its own waiter.
+        #expect(flights.join("k", priority: .live, promote: { _ in }, results.waiter("3")))
+        flights.complete("k", with: .success(1))
+        #expect(results["3"] == .success(1) && results["1"] == nil)
+    }
+
+    @Test func aWaiterWithoutAClientKeepsTheFlight() {
+        let flights = Flights(), results = Results()
+        #expect(flights.join("p", priority: .prefetch, promote: { _ in }, results.waiter("prefetch")))
+        let gone: Flights.ClientGone = { true }
+        #expect(!flights.join("p", priority: .live, clientGone: gone, promote: { _ in }, results.waiter("gone")))
+        #expect(!flights.abandonIfDeserted("p"), "the prefetch waiter has no client to lose")
+        #expect(flights.inFlight == 1)
+        flights.complete("p", with: .success(2))
+        #expect(results["prefetch"] == .success(2) && results["gone"] == .success(2))
     }
 }

@@ -7,12 +7,18 @@ import Synchronization
 /// sees the flight already live. (Keeping priorities beside a plain
 /// coalescer under a second lock leaked entries and missed promotions.)
 ///
-/// Every flight ends through `complete`, exactly once, on every path.
+/// Every flight ends exactly once, on every path: through `complete`, or
+/// through `abandonIfDeserted` when no waiter's client is left to answer.
 final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     typealias Waiter = @Sendable (Result<Value, ServiceError>) -> Void
+    /// True once a waiter's client has gone (its connection closed).
+    typealias ClientGone = @Sendable () -> Bool
 
     private struct Flight {
         var waiters: [Waiter]
+        /// One per waiter: how to tell its client has gone; nil for a waiter
+        /// no client can leave (a prefetch item), which keeps the flight alive.
+        var gone: [ClientGone?]
         var priority: RenderQueue.Priority
         /// The render queue's id of the flight's job once submitted.
         var job: Int?
@@ -23,15 +29,16 @@ final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Starts a flight (true: the caller does the work and later calls
     /// `complete`) or joins the one in progress (false). A live waiter joining
     /// a prefetch flight makes it live; `promote` gets its job id if the job
-    /// is already queued.
-    func join(_ key: Key, priority: RenderQueue.Priority, promote: (Int) -> Void,
+    /// is already queued. `clientGone`: see `abandonIfDeserted`.
+    func join(_ key: Key, priority: RenderQueue.Priority, clientGone: ClientGone? = nil, promote: (Int) -> Void,
               _ waiter: @escaping Waiter) -> Bool {
         flights.withLock { table in
             guard table[key] != nil else {
-                table[key] = Flight(waiters: [waiter], priority: priority, job: nil)
+                table[key] = Flight(waiters: [waiter], gone: [clientGone], priority: priority, job: nil)
                 return true
             }
             table[key]!.waiters.append(waiter)
+            table[key]!.gone.append(clientGone)
             if priority == .live, table[key]!.priority == .prefetch {
                 table[key]!.priority = .live
                 if let job = table[key]!.job { promote(job) }
@@ -59,6 +66,21 @@ final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     func complete(_ key: Key, with result: Result<Value, ServiceError>) {
         let waiters = flights.withLock { $0.removeValue(forKey: key)?.waiters } ?? []
         for waiter in waiters { waiter(result) }
+    }
+
+    /// Ends the flight without a result when every waiter's client has gone
+    /// (README § Statistics `render.abandoned`), and says so; otherwise
+    /// leaves it as it is. Atomic with `join`: a request joining at the same
+    /// time either keeps the flight alive or, coming after, starts a new one.
+    /// The waiters are dropped uncalled: nobody would read their answer, and
+    /// a flight that ends here is never `complete`d, so none is called twice.
+    func abandonIfDeserted(_ key: Key) -> Bool {
+        let abandoned: Flight? = flights.withLock { table in
+            guard let flight = table[key], flight.gone.allSatisfy({ $0?() == true }) else { return nil }
+            return table.removeValue(forKey: key)
+        }
+        // Released outside the lock: the waiters' captures go with them.
+        return abandoned != nil
     }
 
     /// Flights in progress (leak checks in tests).

@@ -14,6 +14,8 @@ public struct ServiceCounters: Equatable, Sendable {
     public var renderFailures = 0
     public var renderCoalesced = 0
     public var renderRejected = 0
+    /// Renders skipped because every client waiting for them had gone.
+    public var renderAbandoned = 0
 }
 
 /// `ServiceCounters` behind a lock, shared by reference between the service
