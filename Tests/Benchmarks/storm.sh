@@ -7,8 +7,9 @@
 #            what the render queue admits at once: workers x the per-render estimate
 #            (coefficients of the whole progressive image, the reduced bitmap, the original),
 #            capped by maxDecodeMemoryBytes;
-#   after <= memoryCacheBytes + 64 MiB, 10 s after the storm's last render (the renders wrk
-#            abandoned when it stopped still run; the RSS 10 s after wrk stops is shown too).
+#   after <= memoryCacheBytes + 64 MiB, 10 s after the storm's last render (renders already
+#            decoding when wrk stops finish; queued ones whose clients left are skipped,
+#            render.abandoned; the RSS 10 s after wrk stops is shown too).
 # Exit status 1 when either is missed.
 # Usage: [THUMBD_BIN=path] Tests/Benchmarks/storm.sh [SECONDS]   (from the repository root)
 set -euo pipefail
@@ -51,7 +52,7 @@ end
 LUA
 TOTAL=$((SECONDS_STORM + 30))
 # About every second: VmRSS KiB, threads, the renders running + queued (/stats), which go on
-# after wrk stops (the requests it abandons are still rendered), and ms since the start.
+# after wrk stops (renders under way finish; queued ones it abandoned are skipped), and ms since the start.
 ( T0=$(date +%s%N)
   for ((i = 0; i < 2 * TOTAL; i++)); do
     t=$(( ($(date +%s%N) - T0) / 1000000 ))
