@@ -109,6 +109,9 @@ struct StatisticsReport {
             Figure(section: "connections", field: "pendingResponseBytesPeak", kind: .gauge,
                    help: "The most response bytes queued at once since start.",
                    value: .integer(server.pendingResponseBytesPeak)),
+            Figure(section: "connections", field: "pendingResponseBytesWaiting", kind: .gauge,
+                   help: "Bytes of finished responses waiting for room in http.maxPendingResponseBytes.",
+                   value: .integer(server.pendingResponseBytesWaiting)),
 
             Figure(section: "prefetch", field: "accepted", kind: .counter, help: "Prefetch items accepted.",
                    value: .integer(prefetch.accepted)),

@@ -33,6 +33,9 @@ final class Connection: @unchecked Sendable {
     private var charged = false
     /// The response waits for room in that budget; `admitted()` starts it.
     private var awaitingRoom = false
+    /// The budget had no room for the response, so a `503` went out in its
+    /// place; the connection closes once that is written.
+    private var refusedForRoom = false
 
     init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: Machine.Limits,
          screenHead: @escaping (HTTPRequest) -> HTTPResponse?) {
@@ -178,15 +181,32 @@ final class Connection: @unchecked Sendable {
         head.removeAll(keepingCapacity: true)
         ResponseHead.write(response, keepAlive: outgoing.keepAlive, into: &head)
         body = ResponseHead.body(of: response)
-        server.responded(ResponseRecord(method: outgoing.method, path: outgoing.path, status: response.status,
-                                        bodyBytes: body.count, milliseconds: Double(outgoing.elapsed) / 1e6,
-                                        cache: response.header("X-Cache")))
-        guard server.reserve(self, bytes: head.count + body.count) else {
-            awaitingRoom = true
-            return
+        let room = server.reserve(self, bytes: head.count + body.count)
+        var sent = response
+        if case .refuse = room {
+            // Neither written nor kept: the body goes now, and a small answer,
+            // not charged (the budget is full; it is under 300 bytes and
+            // bound by the send timeout), tells the client to come back.
+            sent = HTTPError.noRoomForResponse.response
+            sent.headers.append(("Retry-After", "1"))
+            sent.omitBody = response.omitBody
+            head.removeAll(keepingCapacity: true)
+            ResponseHead.write(sent, keepAlive: false, into: &head)
+            body = ResponseHead.body(of: sent)
+            refusedForRoom = true
         }
-        charged = true
-        flush()
+        server.responded(ResponseRecord(method: outgoing.method, path: outgoing.path, status: sent.status,
+                                        bodyBytes: body.count, milliseconds: Double(outgoing.elapsed) / 1e6,
+                                        cache: sent.header("X-Cache")))
+        switch room {
+        case .wait:
+            awaitingRoom = true
+        case .write:
+            charged = true
+            flush()
+        case .refuse:
+            flush()
+        }
     }
 
     /// Writes head and body with one writev per attempt; what the socket does
@@ -218,7 +238,11 @@ final class Connection: @unchecked Sendable {
         if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
         finishResponse()
         releaseCharge()
-        perform(machine.writeCompleted(now: Self.now()))
+        // After a refusal the connection closes whatever the request asked:
+        // the client is told to retry, and pipelined requests behind it
+        // would only find the budget as full (the request counts finished
+        // through the close).
+        perform(refusedForRoom ? machine.abort() : machine.writeCompleted(now: Self.now()))
     }
 
     /// Empties `head` (the next `flush` is a late event, not a response),

@@ -64,7 +64,10 @@ public final class HTTPServer: @unchecked Sendable {
         pending.withLock { ledger in
             stats.pendingResponseBytes = ledger.total
             stats.pendingResponseBytesPeak = ledger.peak
+            stats.pendingResponseBytesWaiting = ledger.waitingTotal
+            stats.pendingResponseBytesWaitingPeak = ledger.waitingPeak
             stats.connectionsClosedForRoom = ledger.evictions
+            stats.responsesRefusedForRoom = ledger.refusals
         }
         stats.acceptFailures = acceptFailures.withLock { $0.total }
         return stats
@@ -139,17 +142,17 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Charges a `bytes`-long response of `connection` to the pending-bytes
-    /// budget. True: write it now. False: it waits; `connection.admitted()`
-    /// runs on its queue once there is room, and the connections that made no
-    /// progress for longest are closed to make that room.
-    func reserve(_ connection: Connection, bytes: Int) -> Bool {
+    /// budget. `.write`: write it now. `.wait`: `connection.admitted()` runs
+    /// on its queue once there is room; the connections that made no progress
+    /// for longest are closed to make that room (done here). `.refuse`: no
+    /// room to wait either; answer `HTTPError.noRoomForResponse` instead.
+    func reserve(_ connection: Connection, bytes: Int) -> PendingResponseLedger.Decision {
         let decision = pending.withLock { $0.reserve(id: connection.id, bytes: bytes, now: Connection.now()) }
-        guard case .wait(let evict) = decision else { return true }
-        if !evict.isEmpty {
+        if case .wait(let evict) = decision, !evict.isEmpty {
             let victims = state.withLock { s in evict.compactMap { s.connections[$0] } }
             for c in victims { c.queue.async { c.evict() } }
         }
-        return false
+        return decision
     }
 
     /// The socket took `bytes` of `connection`'s charged response.
@@ -232,4 +235,13 @@ public final class HTTPServer: @unchecked Sendable {
             for c in rest { c.queue.async { c.close() } }
         }
     }
+}
+
+extension HTTPError {
+    /// A finished response found no room in `http.maxPendingResponseBytes`,
+    /// neither to be written nor to wait (README § HTTP server, Slow readers).
+    /// Same code as a full render queue: either way the client should retry
+    /// shortly, which the `Retry-After` the connection adds tells it.
+    static let noRoomForResponse = HTTPError(status: 503, code: "overloaded",
+                                             message: "too many response bytes waiting for slow clients")
 }

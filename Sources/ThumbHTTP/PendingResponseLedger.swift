@@ -1,24 +1,41 @@
-/// The response bytes queued for clients, across every connection, against
-/// `http.maxPendingResponseBytes` (README § HTTP server). Pure: connection ids
-/// and times go in, decisions come out; `HTTPServer` keeps one under a lock
-/// and performs them.
+/// The response bytes held for clients, across every connection, against
+/// `http.maxPendingResponseBytes` (README § HTTP server, Slow readers). Pure:
+/// connection ids, sizes and times go in, decisions come out; `HTTPServer`
+/// keeps one under a lock and performs them.
 ///
-/// A response is charged in full (head and body) before its first byte is
-/// written and credited as the socket takes it; the rest is credited when it
-/// completes or its connection closes, whichever way. A response that does
-/// not fit waits (first come, first served) and the connections that have
-/// made no progress for longest are closed, as many as it takes to make room.
+/// Two amounts, each at most `limit`, so responses held in memory stay
+/// within twice the budget:
+/// - charged: a response is charged in full (head and body) before its first
+///   byte is written and credited as the socket takes it; the rest is
+///   credited when it completes or its connection closes, whichever way.
+/// - waiting: a finished response that does not fit waits in line, its body
+///   in memory. One that would push the line past `limit` is refused (the
+///   connection answers a small `503` instead and drops the body).
+///
+/// Each response that waits closes the connections that have made no
+/// progress for longest, as many as it takes so that once they are gone
+/// every waiting response fits. Waiting responses are charged in arrival
+/// order as they fit; a later one goes first (passes) only into room that
+/// the ones ahead of it are not promised, so passing never delays them: a
+/// waiting response is charged at the latest when the connections closed
+/// for it are gone.
 struct PendingResponseLedger {
     typealias Instant = ConnectionStateMachine.Instant
 
-    /// Bytes; past it responses wait.
+    /// Bytes; the most charged, and the most waiting, at once.
     var limit: Int
     /// Bytes charged now, over every connection.
     private(set) var total = 0
     /// The most `total` ever was.
     private(set) var peak = 0
+    /// Bytes of responses waiting for room now.
+    private(set) var waitingTotal = 0
+    /// The most `waitingTotal` ever was.
+    private(set) var waitingPeak = 0
     /// Connections closed to make room.
     private(set) var evictions = 0
+    /// Responses refused because the line of waiting ones was full.
+    private(set) var refusals = 0
 
     private struct Charge {
         var bytes: Int
@@ -28,9 +45,11 @@ struct PendingResponseLedger {
     /// At most one response per connection is being written (pipelined
     /// answers go out in order), so one charge per connection.
     private var charges: [Int: Charge] = [:]
+    /// In arrival order. A connection is either charged or here, never both.
     private var waiting: [(id: Int, bytes: Int)] = []
     /// Connections told to close for room, not yet removed; their bytes are
-    /// as good as free when deciding whether to close more.
+    /// as good as free when deciding whether to close more, or to let a
+    /// response pass.
     private var evicting: Set<Int> = []
 
     init(limit: Int) {
@@ -43,15 +62,25 @@ struct PendingResponseLedger {
         /// Not charged yet: wait for `admitted`; close these connections
         /// (stalest first) to make room.
         case wait(evict: [Int])
+        /// No room to write it nor to wait: answer `503` and drop the body.
+        case refuse
     }
 
     /// Asks to queue a `bytes`-long response on connection `id`.
     mutating func reserve(id: Int, bytes: Int, now: Instant) -> Decision {
-        if waiting.isEmpty && fits(bytes) {
+        if admissible(bytes, ahead: waitingTotal) {
             charge(id: id, bytes: bytes, now: now)
             return .write
         }
+        // Alone in line, a response larger than the budget may wait: it
+        // gets through when nothing else is charged.
+        guard waiting.isEmpty || waitingTotal + bytes <= limit else {
+            refusals += 1
+            return .refuse
+        }
         waiting.append((id, bytes))
+        waitingTotal += bytes
+        waitingPeak = max(waitingPeak, waitingTotal)
         return .wait(evict: victims())
     }
 
@@ -68,19 +97,30 @@ struct PendingResponseLedger {
     }
 
     /// Connection `id`'s response is done, or the connection closed: credits
-    /// what is left of its charge and drops it from the queue. Returns the
+    /// what is left of its charge and drops it from the line. Returns the
     /// waiting connections now charged.
     mutating func remove(id: Int, now: Instant) -> [Int] {
         if let c = charges.removeValue(forKey: id) { total -= c.bytes }
-        waiting.removeAll { $0.id == id }
+        if let i = waiting.firstIndex(where: { $0.id == id }) {
+            waitingTotal -= waiting.remove(at: i).bytes
+        }
         evicting.remove(id)
         return admit(now: now)
     }
 
-    /// A response larger than the whole budget is let through when it is
-    /// alone (nothing else charged): waiting forever would help nobody.
-    private func fits(_ bytes: Int) -> Bool {
-        total + bytes <= limit || total == 0
+    /// Whether a response with `ahead` bytes waiting before it may be charged
+    /// now: it fits beside what is charged, and, if it would pass waiting
+    /// ones, also beside all of them once the connections closing are gone
+    /// (the room they are promised). A response larger than the whole budget
+    /// goes when it is first and nothing else is charged: waiting forever
+    /// would help nobody.
+    private func admissible(_ bytes: Int, ahead: Int) -> Bool {
+        guard total + bytes <= limit || total == 0 else { return false }
+        return ahead == 0 || total - closingBytes + ahead + bytes <= limit
+    }
+
+    private var closingBytes: Int {
+        evicting.reduce(0) { $0 + (charges[$1]?.bytes ?? 0) }
     }
 
     private mutating func charge(id: Int, bytes: Int, now: Instant) {
@@ -89,12 +129,22 @@ struct PendingResponseLedger {
         peak = max(peak, total)
     }
 
+    /// Charges, in order, every waiting response that may go now.
     private mutating func admit(now: Instant) -> [Int] {
         var admitted: [Int] = []
-        while let first = waiting.first, fits(first.bytes) {
-            waiting.removeFirst()
-            charge(id: first.id, bytes: first.bytes, now: now)
-            admitted.append(first.id)
+        var ahead = 0
+        var i = 0
+        while i < waiting.count {
+            let w = waiting[i]
+            if admissible(w.bytes, ahead: ahead) {
+                waiting.remove(at: i)
+                waitingTotal -= w.bytes
+                charge(id: w.id, bytes: w.bytes, now: now)
+                admitted.append(w.id)
+            } else {
+                ahead += w.bytes
+                i += 1
+            }
         }
         return admitted
     }
@@ -102,8 +152,7 @@ struct PendingResponseLedger {
     /// Enough charged connections, least recent progress first, that once
     /// they are gone every waiting response fits.
     private mutating func victims() -> [Int] {
-        let freed = evicting.reduce(0) { $0 + (charges[$1]?.bytes ?? 0) }
-        var needed = total - freed + waiting.reduce(0) { $0 + $1.bytes } - limit
+        var needed = total - closingBytes + waitingTotal - limit
         guard needed > 0 else { return [] }
         var chosen: [Int] = []
         let candidates = charges.filter { !evicting.contains($0.key) }

@@ -11,8 +11,16 @@ public struct ServerStatistics: Equatable, Sendable {
     public var pendingResponseBytes = 0
     /// The most `pendingResponseBytes` has been since start.
     public var pendingResponseBytesPeak = 0
+    /// Bytes of finished responses waiting for room in that budget now (also
+    /// at most `http.maxPendingResponseBytes`).
+    public var pendingResponseBytesWaiting = 0
+    /// The most `pendingResponseBytesWaiting` has been since start.
+    public var pendingResponseBytesWaitingPeak = 0
     /// Connections closed to make room for responses waiting on that budget.
     public var connectionsClosedForRoom = 0
+    /// Responses replaced by `503` because neither the budget nor the line of
+    /// waiting responses had room for them.
+    public var responsesRefusedForRoom = 0
     /// Connections closed because their client took nothing for `http.sendTimeoutSeconds`.
     public var sendTimeouts = 0
     /// accept(2) failures for want of descriptors or memory.
@@ -47,8 +55,9 @@ public struct HTTPServerConfiguration: Equatable, Sendable {
     /// the connection closes. 30 by default; fractions allowed.
     public var sendTimeoutSeconds: Double
     /// Bytes of responses queued for clients across all connections; past
-    /// it, responses wait and the connections that made no progress for
-    /// longest are closed. 256 MiB by default.
+    /// it, responses wait (at most as many bytes again) and the connections
+    /// that made no progress for longest are closed; past both, `503`.
+    /// 256 MiB by default.
     public var maxPendingResponseBytes: Int
 
     public init(maxConnections: Int = 4096, maxHeaderBytes: Int = 16_384,

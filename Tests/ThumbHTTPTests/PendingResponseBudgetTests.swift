@@ -2,9 +2,11 @@ import Foundation
 import Testing
 @testable import ThumbHTTP
 
-/// `http.maxPendingResponseBytes` (README § HTTP server): response bytes
-/// queued for clients, across connections, stay within the budget; past it
-/// responses wait and the connections stalled longest are closed first.
+/// `http.maxPendingResponseBytes` (README § HTTP server, Slow readers):
+/// response bytes queued for clients, across connections, stay within the
+/// budget; past it responses wait (as many bytes again at most, else `503`),
+/// smaller ones passing larger ones only into room those are not promised,
+/// and the connections stalled longest are closed first.
 @Suite struct PendingResponseBudgetTests {
     @Test func chargesCreditsAndRemovalsKeepAnExactTotal() {
         var ledger = PendingResponseLedger(limit: 100)
@@ -25,7 +27,7 @@ import Testing
         _ = ledger.written(id: 1, bytes: 1, now: 40)   // 1 made progress last: 2 is now the stalest
         #expect(ledger.reserve(id: 4, bytes: 40, now: 50) == .wait(evict: [2]), "89 - 30 + 40 fits")
         #expect(ledger.reserve(id: 5, bytes: 10, now: 51) == .wait(evict: [3]),
-                "5 waits behind 4 (first come, first served); 2's bytes count as freed already")
+                "5 fits now (99) but would take room promised to 4 (89 - 30 + 40 + 10 > 100); 2's bytes count as freed already")
         #expect(ledger.total == 89 && ledger.evictions == 2)
         #expect(ledger.remove(id: 2, now: 60) == [4], "2 closed: 4 fits now, 5 not yet")
         #expect(ledger.total == 99)
@@ -47,6 +49,76 @@ import Testing
         #expect(ledger.reserve(id: 1, bytes: 50, now: 0) == .write, "nothing else charged")
         #expect(ledger.reserve(id: 2, bytes: 1, now: 1) == .wait(evict: [1]))
         #expect(ledger.remove(id: 1, now: 2) == [2])
+    }
+
+    @Test func aSmallerResponsePassesALargerOneIntoRoomItIsNotPromised() {
+        var ledger = PendingResponseLedger(limit: 100)
+        #expect(ledger.reserve(id: 1, bytes: 70, now: 0) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 50, now: 1) == .wait(evict: [1]))
+        #expect(ledger.reserve(id: 3, bytes: 20, now: 2) == .write,
+                "fits now (90), and once 1 is gone 2 still fits beside it (50 + 20)")
+        #expect(ledger.reserve(id: 4, bytes: 15, now: 3) == .wait(evict: []), "90 + 15 does not fit now")
+        #expect(ledger.total == 90 && ledger.waitingTotal == 65)
+        #expect(ledger.written(id: 3, bytes: 10, now: 4) == [4],
+                "80 + 15 fits: 4 passes 2 (80 + 50 does not), and 70 - 70 + 50 + 15 leaves 2 its room")
+        #expect(ledger.waitingTotal == 50)
+        #expect(ledger.remove(id: 1, now: 5) == [2], "the connection closed for 2 is gone: 2 goes at once")
+        #expect(ledger.total == 10 + 15 + 50 && ledger.waitingTotal == 0 && ledger.peak == 95)
+    }
+
+    /// A stream of small answers on fast connections while a large one
+    /// waits: none of them delays it past the moment the connections closed
+    /// for it are gone, and neither amount ever passes the limit.
+    @Test func aLargeResponseIsNotStarvedBySmallOnesPassingIt() {
+        var ledger = PendingResponseLedger(limit: 100)
+        for id in 1...3 { #expect(ledger.reserve(id: id, bytes: 30, now: UInt64(id)) == .write) }
+        #expect(ledger.reserve(id: 10, bytes: 60, now: 10) == .wait(evict: [1, 2]), "the two stalest make room")
+        var closing = [2, 1]
+        var largeAdmittedAt: Int?
+        var fast: [Int] = []   // small answers charged; their clients take them by the next step
+        var served = 0
+        for step in 0..<40 {
+            let now = UInt64(100 + step)
+            var admitted: [Int] = []
+            for id in fast { admitted += ledger.remove(id: id, now: now) }
+            fast = []
+            switch ledger.reserve(id: 1000 + step, bytes: 5, now: now) {
+            case .write: fast.append(1000 + step); served += 1
+            case .wait(let evict): #expect(evict.isEmpty, "room was made already, step \(step)")
+            case .refuse: Issue.record("refused at step \(step)")
+            }
+            // The closed connections go one by one, slowly.
+            if step % 10 == 9, let id = closing.popLast() { admitted += ledger.remove(id: id, now: now) }
+            for id in admitted {
+                if id == 10 { largeAdmittedAt = step } else { fast.append(id); served += 1 }
+            }
+            #expect(ledger.total <= 100 && ledger.waitingTotal <= 100, "step \(step)")
+        }
+        #expect(largeAdmittedAt == 19, "charged as the second closed connection goes: \(String(describing: largeAdmittedAt))")
+        #expect(served == 40 && ledger.evictions == 2, "every small answer passed meanwhile: \(served)")
+    }
+
+    @Test func pastTheLimitTwiceAResponseIsRefusedAndNothingIsKept() {
+        var ledger = PendingResponseLedger(limit: 100)
+        #expect(ledger.reserve(id: 1, bytes: 60, now: 0) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 50, now: 1) == .wait(evict: [1]))
+        #expect(ledger.reserve(id: 3, bytes: 50, now: 2) == .wait(evict: []), "the line holds exactly the limit")
+        #expect(ledger.reserve(id: 4, bytes: 1, now: 3) == .refuse, "fits now, but only into room promised to 2 and 3")
+        #expect(ledger.total == 60 && ledger.waitingTotal == 100 && ledger.waitingPeak == 100 && ledger.refusals == 1)
+        #expect(ledger.remove(id: 4, now: 4).isEmpty && ledger.waitingTotal == 100, "a refused response was never kept")
+        #expect(ledger.remove(id: 1, now: 5) == [2, 3])
+        #expect(ledger.total == 100 && ledger.waitingTotal == 0)
+    }
+
+    @Test func aResponseLargerThanTheBudgetWaitsOnlyAlone() {
+        var ledger = PendingResponseLedger(limit: 10)
+        #expect(ledger.reserve(id: 1, bytes: 8, now: 0) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 50, now: 1) == .wait(evict: [1]), "alone in line")
+        #expect(ledger.reserve(id: 3, bytes: 1, now: 2) == .refuse, "behind it the line is full")
+        #expect(ledger.reserve(id: 4, bytes: 60, now: 3) == .refuse)
+        #expect(ledger.remove(id: 2, now: 4).isEmpty && ledger.waitingTotal == 0, "2 left while waiting")
+        #expect(ledger.reserve(id: 5, bytes: 5, now: 5) == .wait(evict: []), "8 + 5 > 10; 1 is closing already")
+        #expect(ledger.remove(id: 1, now: 6) == [5])
     }
 
     /// Eight clients with 4 KiB windows ask, 100 ms apart, for a 16 MiB answer
@@ -83,12 +155,80 @@ import Testing
         // Who was cut short: closed connections end before their full answer.
         let outcomes = slow.map { $0.readToEnd(seconds: 3) }
         let cut = outcomes.map { $0.ended && $0.bytes < size }
-        #expect(cut.filter { $0 }.count == stats.connectionsClosedForRoom, "\(outcomes)")
+        #expect(cut.filter { $0 }.count == stats.connectionsClosedForRoom + stats.responsesRefusedForRoom, "\(outcomes)")
         if let firstKept = cut.firstIndex(of: false) {
             #expect(!cut[firstKept...].contains(true), "the stalest (earliest) are closed first: \(cut)")
         }
         slow.removeAll()
         #expect(waitUntil(seconds: 5) { server.statistics.connectionsOpen == 2 && server.statistics.pendingResponseBytes == 0 },
                 "only the two normal clients are left, nothing charged")
+    }
+
+    /// Ten thousand random events against a model of what is charged and
+    /// waiting: the ledger's totals match it, both stay within the limit (but
+    /// for one oversized response alone), and the first in line is never
+    /// left waiting when it fits.
+    @Test func randomEventsKeepBothAmountsExactAndBounded() {
+        var ledger = PendingResponseLedger(limit: 1000)
+        var random = SplitMix(seed: 7)
+        var charged: [Int: Int] = [:]
+        var line: [(id: Int, bytes: Int)] = []
+        var nextID = 0
+        for step in 0..<10_000 {
+            let now = UInt64(step)
+            let roll = random.next(100)
+            var admitted: [Int] = []
+            if roll < 40 || charged.isEmpty && line.isEmpty {
+                nextID += 1
+                let bytes = random.next(10) == 0 ? 1 + random.next(1500) : 1 + random.next(300)
+                switch ledger.reserve(id: nextID, bytes: bytes, now: now) {
+                case .write: charged[nextID] = bytes
+                case .wait(let evict):
+                    line.append((nextID, bytes))
+                    #expect(evict.allSatisfy { charged[$0] != nil })
+                case .refuse: break
+                }
+            } else if roll < 75, !charged.isEmpty {
+                let ids = charged.keys.sorted()
+                let id = ids[random.next(ids.count)]
+                let n = random.next(200)
+                charged[id]! -= min(n, charged[id]!)
+                admitted = ledger.written(id: id, bytes: n, now: now)
+            } else {
+                let ids = charged.keys.sorted() + line.map(\.id)
+                let id = ids[random.next(ids.count)]
+                charged[id] = nil
+                line.removeAll { $0.id == id }
+                admitted = ledger.remove(id: id, now: now)
+            }
+            for id in admitted {
+                let i = line.firstIndex { $0.id == id }
+                #expect(i != nil, "step \(step)")
+                if let i { charged[id] = line.remove(at: i).bytes }
+            }
+            let total = charged.values.reduce(0, +)
+            let inLine = line.reduce(0) { $0 + $1.bytes }
+            #expect(ledger.total == total && ledger.waitingTotal == inLine, "step \(step)")
+            #expect(total <= 1000 || charged.values.filter { $0 > 0 }.count == 1, "step \(step): \(charged)")
+            #expect(inLine <= 1000 || line.count == 1, "step \(step): \(line)")
+            if let first = line.first {
+                #expect(total > 0 && total + first.bytes > 1000, "step \(step): the first in line fits and still waits")
+            }
+        }
+        #expect(ledger.refusals > 0 && ledger.evictions > 0 && ledger.waitingPeak <= 1500)
+    }
+}
+
+/// A seeded generator: the random test replays the same events every run.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    /// A number in 0..<bound.
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
     }
 }

@@ -203,6 +203,7 @@ private func busyReport() -> StatisticsReport {
     server.requestsTotal = 1710
     server.requestsActive = 6
     server.byStatus = [200: 1500, 304: 120, 400: 11, 404: 77, 503: 2]
+    server.pendingResponseBytesWaiting = 16_777_216
     let service = ServiceStatistics(
         memory: .init(entries: 42, bytes: 12_582_912, limitBytes: 268_435_456, insertions: 57, evictions: 15),
         disk: DiskStore.Statistics(entries: 80, bytes: 987_654_321, limitBytes: 10_737_418_240, hits: 233, misses: 88,
@@ -247,6 +248,7 @@ private let expectedFigures: [(name: String, type: String, value: Double)] = [
     ("thumbd_requests_active", "gauge", 6),
     ("thumbd_connections_open", "gauge", 9),
     ("thumbd_connections_accepted_total", "counter", 5000),
+    ("thumbd_connections_pending_response_bytes_waiting", "gauge", 16_777_216),
     ("thumbd_prefetch_accepted_total", "counter", 2500),
     ("thumbd_prefetch_queued", "gauge", 640),
     ("thumbd_prefetch_running", "gauge", 4),
@@ -307,15 +309,15 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 40 plain figures (30 of README § Statistics, 5 of the connections' limits, 5 of prefetch),
+        // 41 plain figures (30 of README § Statistics, 6 of the connections' limits, 5 of prefetch),
         // thumbd_requests_total, the histogram.
-        #expect(exposition.families.count == 42)
+        #expect(exposition.families.count == 43)
         #expect(exposition.families.first == "thumbd_uptime_seconds")
         #expect(exposition.families.last == "thumbd_request_duration_seconds")
         #expect(exposition.types["thumbd_requests_total"] == "counter")
         #expect(exposition.types["thumbd_request_duration_seconds"] == "histogram")
-        // 40 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
-        #expect(exposition.samples.count == 40 + 5 + 4 * 17)
+        // 41 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
+        #expect(exposition.samples.count == 41 + 5 + 4 * 17)
         #expect(text.contains("\nthumbd_memory_cache_hits_total 1234\n"))
         #expect(text.contains("\nthumbd_request_duration_seconds_bucket{outcome=\"memory\",le=\"0.0005\"} 1\n"))
     }
@@ -356,7 +358,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         }
         let table = busyReport().figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
-        #expect(paths.count == 42)
+        #expect(paths.count == 43)
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {

@@ -5,6 +5,9 @@ import Glibc
 /// then reads nothing until told to: the slow reader of README § HTTP server.
 final class SlowReader {
     let fd: Int32
+    /// The first bytes `readToEnd` received (at most 2 KiB): a refusal's
+    /// head and body fit, a 16 MiB answer's head does too.
+    private(set) var start: [UInt8] = []
 
     init(port: UInt16, request: String) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -35,7 +38,11 @@ final class SlowReader {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 100) > 0 else { continue }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if n > 0 { total += n; continue }
+            if n > 0 {
+                if start.count < 2048 { start += chunk[0..<min(n, 2048 - start.count)] }
+                total += n
+                continue
+            }
             if n == 0 || (errno != EAGAIN && errno != EINTR) { return (total, true) }
         }
         return (total, false)
