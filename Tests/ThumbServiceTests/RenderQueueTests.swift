@@ -96,6 +96,47 @@ private func waitUntil(_ condition: () -> Bool) {
         #expect(throws: ServiceError.self) { try queue.submit(cost: 101) {} }
     }
 
+    /// A 300 px thumbnail need not wait behind 4096² renders: while the head
+    /// waits for a large render (over 1/16 of the budget) to finish, a small
+    /// job that fits the room left passes it on the idle worker.
+    @Test func aSmallJobPassesAHeadWaitingForALargeRender() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1600)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        let recorder = Recorder()
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1000) { recorder.start("A"); gate.wait(); recorder.end(); done.signal() }
+        waitUntil { queue.statistics.active == 1 }
+        try queue.submit(cost: 1000, recorder.job("B", done))   // 2000 > 1600: waits for A
+        try queue.submit(cost: 50, recorder.job("small", done))
+        #expect(done.wait(timeout: .now() + 5) == .success, "the small job ran while A held its worker")
+        #expect(recorder.order == ["A", "small"])
+        gate.open()
+        for _ in 0..<2 { done.wait() }
+        #expect(recorder.order == ["A", "small", "B"])
+    }
+
+    /// No starvation: with no large render running, nothing passes the head,
+    /// which so waits only for the small jobs already running.
+    @Test func withoutALargeRenderRunningNothingPassesTheHead() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1600)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        let recorder = Recorder()
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 100) { recorder.start("held"); gate.wait(); recorder.end(); done.signal() }
+        waitUntil { queue.statistics.active == 1 }
+        try queue.submit(cost: 1560, recorder.job("head", done))   // 1660 > 1600: waits
+        try queue.submit(cost: 50, recorder.job("small", done))    // fits now, but nothing large runs
+        // The idle worker has every chance to take the small job; it must not.
+        for _ in 0..<50 where queue.statistics.active == 1 { usleep(2000) }
+        #expect(queue.statistics.active == 1 && queue.statistics.queued == 2)
+        gate.open()
+        for _ in 0..<3 { done.wait() }
+        // The head ran first; the small job then waited for room beside it (1560 + 50 > 1600).
+        #expect(recorder.order == ["held", "head", "small"])
+    }
+
     @Test func liveJobsOvertakePrefetchAndPrefetchNeverCausesLive503s() throws {
         let queue = RenderQueue(workers: 1, maxQueue: 1, memoryBudget: 1000, maxPrefetch: 2)
         defer { queue.shutdown() }

@@ -7,8 +7,12 @@ import Synchronization
 ///
 /// Admission is by count and by memory: a job waits while the estimated memory
 /// of the renders running plus its own would exceed the budget, so a storm of
-/// huge PNGs queues instead of exhausting memory. Jobs start in order (the head
-/// waits for memory rather than being overtaken, so big images never starve).
+/// huge PNGs queues instead of exhausting memory. Jobs start in order, with one
+/// exception: while the head waits for a *large* render to finish (one costing
+/// over 1/16 of the budget), a small job that fits the memory left may pass it
+/// on an idle worker — a 300 px thumbnail need not wait 15 s behind 4096²
+/// renders. Once no large render runs, nothing passes, so the head waits at
+/// most for the small jobs already running and never starves.
 /// Prefetch jobs run only when no live job waits, and have their own queue, so
 /// they can never make a live request get a 503.
 public final class RenderQueue: Sendable {
@@ -35,6 +39,9 @@ public final class RenderQueue: Sendable {
         var nextID = 0
         var active = 0
         var memoryInUse = 0
+        /// Ids of running jobs that were over `smallCost` when they started (the
+        /// budget may change on reload): while any runs, small jobs may pass a waiting head.
+        var largeRunning: Set<Int> = []
         /// Start times (monotonic ns) of the running jobs, by id: the watchdog's view.
         var running: [Int: UInt64] = [:]
         var maxQueue: Int
@@ -44,6 +51,9 @@ public final class RenderQueue: Sendable {
         /// Jobs started so far: an idle check that sees it unchanged knows
         /// nothing ran in between.
         var started = 0
+
+        /// The most a job may cost and still pass a head that waits for memory.
+        var smallCost: Int { memoryBudget / 16 }
     }
 
     private let state: Mutex<State>
@@ -155,7 +165,12 @@ public final class RenderQueue: Sendable {
             func fits(_ job: Job) -> Bool { s.active == 0 || s.memoryInUse + job.cost <= s.memoryBudget }
             var job: Job?
             if let head = s.live.first {
-                if fits(head) { job = s.live.popFirst() }
+                if fits(head) {
+                    job = s.live.popFirst()
+                } else if !s.largeRunning.isEmpty {
+                    let (smallCost, room) = (s.smallCost, s.memoryBudget - s.memoryInUse)
+                    job = s.live.remove { $0.cost <= smallCost && $0.cost <= room }
+                }
             } else if let head = s.prefetch.first, fits(head) {
                 job = s.prefetch.popFirst()
             }
@@ -163,6 +178,7 @@ public final class RenderQueue: Sendable {
                 s.started += 1
                 s.active += 1
                 s.memoryInUse += job.cost
+                if job.cost > s.smallCost { s.largeRunning.insert(job.id) }
                 s.running[job.id] = now()
             }
             return job
@@ -187,6 +203,7 @@ public final class RenderQueue: Sendable {
             let idleSince: Int? = state.withLock { s in
                 s.active -= 1
                 s.memoryInUse -= job.cost
+                s.largeRunning.remove(job.id)
                 s.running[job.id] = nil
                 return s.active == 0 && s.live.isEmpty && s.prefetch.isEmpty ? s.started : nil
             }
