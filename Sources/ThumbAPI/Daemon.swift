@@ -21,12 +21,14 @@ public final class Daemon: Sendable {
                                    fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: configuration)),
                                    disk: disk)
         // The handler reports the server's figures and the server calls the
-        // handler: the reference is set once, before the first request.
-        let serverReference = Mutex<HTTPServer?>(nil)
+        // handler: the reference is set once, before the first request. It is
+        // weak because the server owns the handler; a strong one would be a
+        // cycle, and a Daemon the tests drain and drop would never be freed.
+        let serverReference = Mutex(WeakServer())
         let handler = ServiceHandler(
             service: service,
-            serverStatistics: { serverReference.withLock { $0?.statistics } ?? ServerStatistics() },
-            isDraining: { serverReference.withLock { $0?.isDraining } ?? false })
+            serverStatistics: { serverReference.withLock { $0.server?.statistics } ?? ServerStatistics() },
+            isDraining: { serverReference.withLock { $0.server?.isDraining } ?? false })
         self.handler = handler
         server = HTTPServer(configuration: configuration.http) { handler.handle($0, $1) }
         server.screenHead = { handler.refusal(head: $0) }
@@ -34,7 +36,7 @@ public final class Daemon: Sendable {
             handler.record(record)
             accessLog?(record)
         }
-        serverReference.withLock { $0 = server }
+        serverReference.withLock { $0.server = server }
     }
 
     /// Starts listening; the bound port for `inet` addresses (port 0 picks one).
@@ -68,4 +70,8 @@ public final class Daemon: Sendable {
     public func drain(deadline: Double, completion: @escaping @Sendable () -> Void) {
         server.drain(deadline: deadline, completion: completion)
     }
+}
+
+private struct WeakServer {
+    weak var server: HTTPServer?
 }

@@ -20,6 +20,8 @@ import Testing
         }
         serverBox.withLock { $0 = server }
         let port = try server.listen(.inet(host: "127.0.0.1", port: 0))
+        // The handler reads the server through the box: emptied at the end, or the two keep each other alive.
+        defer { server.stop(); serverBox.withLock { $0 = nil } }
         let client = try TestClient(port: port)
         client.send("GET /first HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(client.readResponse()?.status == 200)

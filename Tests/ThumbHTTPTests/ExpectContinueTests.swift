@@ -79,6 +79,7 @@ private typealias Machine = ConnectionStateMachine
         server.screenHead = { $0.header("Authorization") == "Bearer ok" ? nil
             : HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")]) }
         let port = try server.listen(.inet(host: "127.0.0.1", port: 0))
+        defer { server.stop() }
 
         let client = try TestClient(port: port)
         client.send("POST /p HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer ok\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")

@@ -41,6 +41,7 @@ final class Counter: Sendable {
 
     @Test func keepAliveServesTwentyRequestsOnOneConnection() throws {
         let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let client = try TestClient(port: port)
         for i in 0..<20 {
             client.send("GET /n?i=\(i) HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -51,7 +52,8 @@ final class Counter: Sendable {
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
-        let (_, port) = try Self.makeServer()
+        let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let client = try TestClient(port: port)
         client.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\nGET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz")
         #expect(client.readResponse()?.text == "slow")
@@ -60,14 +62,16 @@ final class Counter: Sendable {
     }
 
     @Test func aRequestSentOneByteAtATime() throws {
-        let (_, port) = try Self.makeServer()
+        let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let client = try TestClient(port: port)
         for byte in Array("GET /one?x=a%20b HTTP/1.1\r\nHost: h\r\n\r\n".utf8) { client.send([byte]) }
         #expect(client.readResponse()?.text == "GET /one x=a b 0")
     }
 
     @Test func http10ClosesUnlessKeepAliveAndHeadHasNoBody() throws {
-        let (_, port) = try Self.makeServer()
+        let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let old = try TestClient(port: port)
         old.send("GET /x HTTP/1.0\r\n\r\n")
         #expect(old.readResponse()?.headers["connection"] == "close")
@@ -89,6 +93,7 @@ final class Counter: Sendable {
     ])
     func limitsAnswerTheirStatusAndClose(_ text: String, _ status: Int, _ code: String) throws {
         let (server, port) = try Self.makeServer(HTTPServerConfiguration(maxHeaderBytes: 2048))
+        defer { server.stop() }
         let client = try TestClient(port: port)
         client.send(text)
         let r = try #require(client.readResponse())
@@ -98,7 +103,8 @@ final class Counter: Sendable {
     }
 
     @Test func incompleteHeadGets408AndIdleConnectionsClose() throws {
-        let (_, port) = try Self.makeServer(HTTPServerConfiguration(requestTimeoutSeconds: 0.5, idleTimeoutSeconds: 0.5))
+        let (server, port) = try Self.makeServer(HTTPServerConfiguration(requestTimeoutSeconds: 0.5, idleTimeoutSeconds: 0.5))
+        defer { server.stop() }
         let slow = try TestClient(port: port)
         slow.send("GET / HTTP/1.1\r\nHost:")
         let r = try #require(slow.readResponse())
@@ -112,6 +118,7 @@ final class Counter: Sendable {
 
     @Test func connectionsOverTheLimitAreAcceptedAndClosed() throws {
         let (server, port) = try Self.makeServer(HTTPServerConfiguration(maxConnections: 2))
+        defer { server.stop() }
         let a = try TestClient(port: port), b = try TestClient(port: port)
         #expect(waitUntil { server.statistics.connectionsOpen == 2 })
         let c = try TestClient(port: port)
@@ -126,7 +133,8 @@ final class Counter: Sendable {
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         if limit.rlim_cur < 2048 { limit.rlim_cur = min(limit.rlim_max, 4096); setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
-        let (_, port) = try Self.makeServer()
+        let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let clients = try (0..<500).map { _ in try TestClient(port: port) }
         for (i, c) in clients.enumerated() { c.send("GET /c?i=\(i) HTTP/1.1\r\nHost: h\r\n\r\n") }
         var answered = 0
@@ -135,7 +143,8 @@ final class Counter: Sendable {
     }
 
     @Test func aSlowHeaderClientDoesNotDelayOthers() throws {
-        let (_, port) = try Self.makeServer()
+        let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let slow = try TestClient(port: port)
         slow.send("GET / HT")
         let start = Date()
@@ -150,6 +159,7 @@ final class Counter: Sendable {
     @Test func aClientThatLeavesCancelsItsRequestAndLeaksNothing() throws {
         let cancelled = Counter()
         let (server, port) = try Self.makeServer(cancelled: cancelled)
+        defer { server.stop() }
         do {
             let client = try TestClient(port: port)
             client.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -160,7 +170,8 @@ final class Counter: Sendable {
     }
 
     @Test func largeBodiesAreWrittenAsTheSocketDrains() throws {
-        let (_, port) = try Self.makeServer()
+        let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let client = try TestClient(port: port)
         client.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\nGET /after HTTP/1.1\r\nHost: h\r\n\r\n")
         let big = try #require(client.readResponse())
@@ -177,6 +188,7 @@ final class Counter: Sendable {
             responder.respond(HTTPResponse(status: 200, body: huge))
         }
         let port = try server.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
+        defer { server.stop() }
         func residentBytes() -> Int {
             let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
             return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
@@ -203,6 +215,7 @@ final class Counter: Sendable {
 
     @Test func unixAndIPv6Listeners() throws {
         let (server, _) = try Self.makeServer()
+        defer { server.stop() }
         let path = NSTemporaryDirectory() + "thumbd-\(UUID().uuidString.prefix(8)).sock"
         defer { unlink(path) }
         try server.listen(ListenAddress.unix(path: path))
@@ -227,6 +240,7 @@ final class Counter: Sendable {
 
     @Test func drainFinishesInFlightClosesIdleAndStopsAccepting() throws {
         let (server, port) = try Self.makeServer()
+        defer { server.stop() }
         let idle = try TestClient(port: port)
         idle.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(idle.readResponse()?.status == 200)

@@ -133,6 +133,7 @@ import Testing
             responder.respond(HTTPResponse(status: 200, body: request.path == "/small" ? [1] : body))
         }
         let port = try server.listen(.inet(host: "127.0.0.1", port: 0))
+        defer { server.stop() }
         var slow: [SlowReader] = []
         for _ in 0..<8 {
             slow.append(try SlowReader(port: port, request: "GET /big HTTP/1.1\r\nHost: h\r\n\r\n"))

@@ -38,6 +38,7 @@ import Testing
             if request.path == "/later" { responder.respond(HTTPResponse(status: 200, body: big)) } else { gate.hold(request.path, responder) }
         }
         let port = try server.listen(.inet(host: "127.0.0.1", port: 0))
+        defer { server.stop() }
         var slow: [SlowReader] = []
         for _ in 0..<readers {
             slow.append(try SlowReader(port: port, request: "GET /big HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"))

@@ -55,6 +55,7 @@ private typealias Machine = ConnectionStateMachine
             responder.respond(HTTPResponse(status: 200, body: body))
         }
         let port = try server.listen(.inet(host: "127.0.0.1", port: 0))
+        defer { server.stop() }
         let start = Date()
         let stuck = try SlowReader(port: port, request: "GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
         let reader = try TestClient(port: port)

@@ -17,9 +17,12 @@ import ThumbHTTP
     static func withDaemon(_ change: (inout ServiceConfiguration) -> Void = { _ in },
                            _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let dir = NSTemporaryDirectory() + "thumbd-e2e-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try body(try TestDaemon(store: dir, change: change), origin)
+        let daemon = try TestDaemon(store: dir, change: change)
+        defer { daemon.stop() }
+        try body(daemon, origin)
     }
 
     /// The real `Daemon` (the wiring `thumbd` ships) on an ephemeral loopback
@@ -41,6 +44,14 @@ import ThumbHTTP
             port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
         }
 
+        /// Stops what the daemon started: the server (listener and every
+        /// connection; waits ≤ 5 s) and the render workers. The disk store,
+        /// the fetcher and its engine go when the last reference does.
+        func stop(sourceLocation: SourceLocation = #_sourceLocation) {
+            server.stop(sourceLocation: sourceLocation)
+            service.renders.shutdown()
+        }
+
         func get(_ target: String, headers: [String: String] = [:], method: String = "GET", body: [UInt8]? = nil)
             -> (status: Int, headers: [String: String], body: [UInt8]) {
             // One request per connection: a kept-alive idle connection would
@@ -57,10 +68,12 @@ import ThumbHTTP
 
     @Test func servesFromOriginThenMemoryThenDiskAfterARestart() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let target = "/thumbnail?url=\(encoded(origin.url("/cat.jpg")))&w=100"
         let daemon = try TestDaemon(store: dir)
+        defer { daemon.stop() }
         let first = daemon.get(target)
         #expect(first.status == 200 && first.headers["x-cache"] == "origin" && first.headers["content-type"] == "image/jpeg")
         #expect(first.headers["x-image-width"] == "100" && first.headers["x-image-height"] == "67")
@@ -75,6 +88,7 @@ import ThumbHTTP
 
         // A new process on the same store: decoded from disk, same ETag, origin untouched.
         let restarted = try TestDaemon(store: dir)
+        defer { restarted.stop() }
         let third = restarted.get(target)
         #expect(third.status == 200 && third.headers["x-cache"] == "disk" && third.headers["etag"] == etag)
         #expect(origin.hits("/cat.jpg") == 1)
@@ -91,9 +105,11 @@ import ThumbHTTP
     ])
     func originProblemsGetTheirStatusAndJSON(_ path: String, _ status: Int, _ code: String) throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try TestDaemon(store: dir)
+        defer { daemon.stop() }
         let r = daemon.get("/thumbnail?url=\(encoded(origin.url(path)))&w=50")
         #expect(r.status == status && r.headers["content-type"] == "application/json")
         #expect(String(decoding: r.body, as: UTF8.self).contains("\"error\":\"\(code)\""))
@@ -107,6 +123,7 @@ import ThumbHTTP
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try TestDaemon(store: dir)
+        defer { daemon.stop() }
         #expect(daemon.get("/healthz").status == 200 && daemon.get("/healthz").body == Array("ok".utf8))
         #expect(daemon.get("/nope").status == 404)
         let wrongMethod = daemon.get("/thumbnail", method: "POST")
@@ -117,9 +134,11 @@ import ThumbHTTP
 
     @Test func thirtyConcurrentRequestsHitTheOriginOnce() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let dir = store()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try TestDaemon(store: dir)
+        defer { daemon.stop() }
         let target = "/thumbnail?url=\(encoded(origin.url("/slowish.jpg")))&w=64&h=64&fit=cover"
         let bodies = Mutex<[[UInt8]]>([])
         DispatchQueue.concurrentPerform(iterations: 30) { _ in

@@ -61,6 +61,7 @@ import Testing
         #expect(tls.accepts == 1, "https: \(tls.accepts) TLS connections for 5 downloads")
 
         let plain = try TestOrigin()
+        defer { plain.stop() }
         let http = Fetcher(policy: policy())
         for _ in 0..<5 { _ = try http.fetch(plain.url("/cat.jpg"), conditional: nil) }
         #expect(plain.hits("/cat.jpg") == 5)
@@ -118,6 +119,7 @@ import Testing
     /// reload that refuses loopback, the pooled connection is not used.
     @Test func aPooledConnectionIsRecheckedUnderNewRules() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let fetcher = Fetcher(policy: policy())
         _ = try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil)
         fetcher.update(policy: policy { $0.allowPrivateNetworks = false })
@@ -131,6 +133,7 @@ import Testing
 
     @Test func transfersBeyondTheCapWaitInArrivalOrder() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 1 })
         let order = Mutex<[Int]>([])
         let done = DispatchSemaphore(value: 0)
@@ -157,6 +160,7 @@ import Testing
     /// a slow transfer times out without ever reaching the origin.
     @Test func aQueuedDownloadTimesOutWithoutStarting() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         // The slow one's deadline is well after the queued one's, so the slot
         // cannot free up just before the queued deadline (a race under load).
         let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 1; $0.totalTimeout = 1.5 })
@@ -177,6 +181,7 @@ import Testing
     /// thread: the process does not grow a thread per download.
     @Test func twoHundredSlowOriginsDoNotGrowTheThreadCount() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 256 })
         _ = try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil)   // engine thread and origin warmed up
         let before = threads()

@@ -17,6 +17,7 @@ import Testing
 
     @Test func fetchesBytesWithValidatorsAndAnswers304ToAConditionalRequest() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         guard case .fetched(let body, let etag, let lm, _, _) = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: nil) else {
             Issue.record("not fetched"); return
         }
@@ -34,11 +35,13 @@ import Testing
                       ("/big.bin", .sourceTooLarge(limit: 1 << 20))])
     func originFailuresMapToSpecErrors(_ path: String, _ expected: ServiceError) throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         #expect(throws: expected) { try fetcher().fetchOriginal(origin.url(path), conditional: nil) }
     }
 
     @Test func redirectsWithinTheLimitAndRelativeOnesAreFollowed() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         guard case .fetched(let body, _, _, let final, _) = try fetcher().fetchOriginal(origin.url("/hop/3"), conditional: nil) else {
             Issue.record("not fetched"); return
         }
@@ -48,6 +51,7 @@ import Testing
 
     @Test func aSlowOriginTimesOutNearTheDeadline() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let start = Date()
         #expect(throws: ServiceError.originTimeout("origin took longer than origin.timeoutSeconds")) {
             try fetcher().fetchOriginal(origin.url("/slow.jpg"), conditional: nil)
@@ -57,6 +61,7 @@ import Testing
 
     @Test func aClosedPortIsAnOriginError() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let port = origin.port
         origin.server.drain(deadline: 0) {}
         usleep(100_000)
@@ -65,6 +70,7 @@ import Testing
 
     @Test func privateAddressesAreRefusedBeforeAnyConnection() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let strict = fetcher { $0.origin.allowPrivateNetworks = false }
         #expect(throws: ServiceError.forbiddenSource("source address 127.0.0.1 is loopback")) {
             try strict.fetchOriginal(origin.url("/cat.jpg"), conditional: nil)
@@ -75,6 +81,7 @@ import Testing
 
     @Test func allowedHostsApplyToEveryRedirectTarget() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let onlyLoopbackLiteral = fetcher { $0.origin.allowedHosts = ["127.0.0.1"] }
         #expect(throws: ServiceError.forbiddenSource("host localhost is not in origin.allowedHosts")) {
             try onlyLoopbackLiteral.fetchOriginal(origin.url("/to-localhost"), conditional: nil)

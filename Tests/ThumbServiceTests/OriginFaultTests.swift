@@ -90,13 +90,6 @@ import ThumbHTTP
         #expect(files.isEmpty, "files left in the store: \(files)", sourceLocation: sourceLocation)
     }
 
-    /// Stops the daemon's server; every connection must close within 2 s.
-    private func shutDown(_ daemon: TestDaemon) {
-        let done = DispatchSemaphore(value: 0)
-        daemon.server.drain(deadline: 1) { done.signal() }
-        #expect(done.wait(timeout: .now() + 3) == .success, "the daemon's connections did not all close")
-    }
-
     private func timed<T>(_ body: () -> T) -> (T, Double) {
         let start = Date()
         let value = body()
@@ -116,7 +109,7 @@ import ThumbHTTP
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Seen at once, not at the 5-s deadline (4 s leaves room for a loaded machine).
         let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 5 }
-        defer { shutDown(daemon) }
+        defer { daemon.stop() }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 502, "origin_error", "\(path):")
         #expect(seconds < 4, "\(path) took \(seconds) s")
@@ -140,7 +133,7 @@ import ThumbHTTP
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try TestDaemon(store: dir) { $0.limits.maxSourceBytes = 1 << 20 }
-        defer { shutDown(daemon) }
+        defer { daemon.stop() }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 422, "source_too_large", "\(path):")
         // The origin would send for 5 s; 4 leaves room for a loaded machine.
@@ -165,7 +158,7 @@ import ThumbHTTP
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 1 }
-        defer { shutDown(daemon) }
+        defer { daemon.stop() }
         let (r, seconds) = timed { daemon.get(target(origin, path)) }
         expectError(r, 504, "origin_timeout", "\(path):")
         // The origin would go on for 5 s: under 4 s shows the cut, with room for a loaded machine.
@@ -189,7 +182,7 @@ import ThumbHTTP
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try TestDaemon(store: dir)
-        defer { shutDown(daemon) }
+        defer { daemon.stop() }
         let (r, seconds) = timed { daemon.get(target(origin, "/huge-pixels")) }
         expectError(r, 422, "image_too_large")
         // 900 MP would take minutes to decode; render.completed == 0 below is the exact check.
@@ -221,7 +214,7 @@ import ThumbHTTP
         // 3 s, not 1: on a loaded machine the reset can arrive after a 1-s
         // deadline, and a timeout is (rightly) not remembered.
         let daemon = try TestDaemon(store: dir) { $0.origin.timeoutSeconds = 3; $0.origin.negativeCacheSeconds = 30 }
-        defer { shutDown(daemon) }
+        defer { daemon.stop() }
         for i in 0..<3 {
             let r = daemon.get(target(origin, "/reset", "&w=\(40 + i)"))
             #expect(r.status == 502 && errorCode(r.body) == "origin_error")
@@ -285,7 +278,7 @@ import ThumbHTTP
         let dir = storeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try TestDaemon(store: dir) { $0.workers = 1; $0.maxQueue = 1; $0.memoryCacheBytes = 0 }
-        defer { shutDown(daemon) }
+        defer { daemon.stop() }
         let warm = daemon.get(target(origin, "/ok.jpg", "&w=9"))
         #expect(warm.status == 200)
 

@@ -147,6 +147,7 @@ import ThumbHTTP
     /// still held); the original is still stored.
     @Test func aRenderWhoseClientLeftDuringTheDownloadIsNeverQueued() throws {
         let origin = try GatedOrigin()
+        defer { origin.stop() }
         try EndToEndTests.withDaemon({ $0.workers = 1 }) { daemon, _ in
             defer { finish(daemon) }
             let gate = try WorkerGate(daemon)

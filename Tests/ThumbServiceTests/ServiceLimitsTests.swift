@@ -32,7 +32,9 @@ import Testing
     /// 100 KB cache: it never holds more than its limit, and it evicts rather than refuses.
     @Test func theMemoryCacheStaysWithinItsLimitUnder1000Variants() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let s = try service { $0.memoryCacheBytes = 100_000 }
+        defer { s.renders.shutdown() }
         var peak = 0
         for w in 40..<50 {
             for q in 1...100 {
@@ -50,7 +52,9 @@ import Testing
     /// A full render queue answers 503 overloaded (counted as rejected) instead of queueing without bound.
     @Test func aFullQueueAnswers503() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let s = try service { $0.workers = 1; $0.maxQueue = 1; $0.memoryCacheBytes = 0 }
+        defer { s.renders.shutdown() }
         // Warm the original so renders start at once, then flood with distinct variants.
         _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "9")]))
         let results = Mutex<[Result<ThumbnailResult, ServiceError>]>([])
@@ -76,11 +80,13 @@ import Testing
     /// and room for one decode, never more than one runs and the budget holds.
     @Test func aStormOfDecodesQueuesWithinTheMemoryBudget() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let variant = PreparedVariant(width: 300, height: nil, fit: .inside, enlarge: false)
         let estimate = try ThumbnailPipeline.plan(source: TestOrigin.jpeg, variant: variant,
                                                   limits: ServiceConfiguration().pipelineLimits).estimatedMemory
         let budget = estimate * 3 / 2
         let s = try service { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
+        defer { s.renders.shutdown() }
         _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
         // The answer comes from inside the job: its worker counts it active a
         // moment longer, and a storm job would fit beside its small cost.
@@ -150,7 +156,9 @@ import Testing
         #expect(padded - plain == big.count - TestOrigin.jpeg.count)
 
         let origin = try TestOrigin(extraRoutes: ["/padded.jpg": big])
+        defer { origin.stop() }
         let s = try service { $0.limits.maxDecodeMemoryBytes = plain + 1_000_000 }
+        defer { s.renders.shutdown() }
         let result = answer(s, try request(origin.url("/padded.jpg"), [("w", "64")]))
         guard case .failure(.imageTooLarge) = result else {
             Issue.record("expected image_too_large, got \(result)"); return
@@ -165,7 +173,9 @@ import Testing
     @Test func twoHundredSlowMissesDoNotGrowTheThreadCount() throws {
         func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let s = try service { $0.origin.maxConcurrentFetches = 256; $0.maxQueue = 1000 }
+        defer { s.renders.shutdown() }
         _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "8")]))   // workers, engine and origin warmed up
         let before = threads()
         let group = DispatchGroup()
@@ -189,7 +199,9 @@ import Testing
     /// stored for the hosts it drops: 403 from memory and from disk alike.
     @Test func narrowedAllowedHostsRefuseCachedAndStoredSources() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let s = try service { $0.origin.allowedHosts = ["127.0.0.1", "localhost"] }
+        defer { s.renders.shutdown() }
         let cached = try request(origin.url("/cat.jpg"), [("w", "20")])
         guard case .success = answer(s, cached) else { Issue.record("first answer failed"); return }
         #expect(answer(s, cached).map(\.cache) == .success(.memory))
@@ -219,7 +231,9 @@ import Testing
     /// its stored original are served, and the origin is not asked.
     @Test func disallowingPrivateNetworksRefusesWhatWasFetchedFromThem() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let s = try service { _ in }   // allowPrivateNetworks: the origin is on 127.0.0.1
+        defer { s.renders.shutdown() }
         let cached = try request(origin.url("/cat.jpg"), [("w", "20")])
         guard case .success = answer(s, cached) else { Issue.record("first answer failed"); return }
         #expect(s.disk?.load(url: cached.sourceURL)?.metadata.address == "127.0.0.1")
@@ -237,6 +251,7 @@ import Testing
         // A restart on the same store under the strict rules: still refused, origin untouched.
         let restarted = ThumbnailService(configuration: strict, fetcher: Fetcher(policy: FetchPolicy(configuration: strict)),
                                          disk: s.disk)
+        defer { restarted.renders.shutdown() }
         guard case .failure(.forbiddenSource) = answer(restarted, cached) else {
             Issue.record("a stored original fetched from loopback was served after a restart"); return
         }
@@ -250,6 +265,7 @@ import Testing
     /// the step; forwards within the TTL it is served untouched.
     @Test func aClockSteppedBackwardsRevalidatesInsteadOfTrusting() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let wall = Mutex(1_000_000.0)
         var c = ServiceConfiguration()
         c.origin.allowPrivateNetworks = true
@@ -258,6 +274,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: store) }
         let s = ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
                                  disk: try DiskStore(directory: store, maxBytes: 10 << 20), now: { wall.withLock { $0 } })
+        defer { s.renders.shutdown() }
         #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "20")])).map(\.cache) == .success(.origin))
         wall.withLock { $0 += 60 }
         #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "21")])).map(\.cache) == .success(.disk))
@@ -271,7 +288,9 @@ import Testing
     /// origin rules reach the fetcher.
     @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let s = try service { $0.memoryCacheBytes = 1 << 20 }
+        defer { s.renders.shutdown() }
         for w in 20..<30 { _ = answer(s, try request(origin.url("/cat.jpg"), [("w", String(w))])) }
         let before = s.memory.statistics
         #expect(before.entries >= 10 && before.bytes > 20_000)

@@ -46,6 +46,7 @@ private final class FixtureOrigin: OriginFetching {
     @Test func identicalConcurrentRequestsShareOneDownloadAndOneRender() throws {
         let origin = FixtureOrigin()
         let service = ThumbnailService(configuration: ServiceConfiguration(), fetcher: origin, disk: nil)
+        defer { service.renders.shutdown() }
         let r = try request("https://img.example/rocket.jpg", w: 120)
         let results = Mutex<[Result<ThumbnailResult, ServiceError>]>([])
         let group = DispatchGroup()
@@ -76,6 +77,7 @@ private final class FixtureOrigin: OriginFetching {
     @Test func failuresAreRememberedAndPurgeForgetsThem() throws {
         let origin = FixtureOrigin()
         let service = ThumbnailService(configuration: ServiceConfiguration(), fetcher: origin, disk: nil)
+        defer { service.renders.shutdown() }
         let missing = try request("https://img.example/missing.jpg", w: 50)
         #expect(throws: ServiceError.sourceNotFound) { try answer(service, missing).get() }
         #expect(throws: ServiceError.sourceNotFound) { try answer(service, missing).get() }

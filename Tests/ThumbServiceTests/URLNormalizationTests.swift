@@ -55,9 +55,11 @@ struct URLNormalizationTests {
     /// Over HTTP: one download for two spellings, and a purge by a third spelling finds it.
     @Test func oneOriginalForEverySpellingAndItsPurge() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let dir = NSTemporaryDirectory() + "thumbd-normalize-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let daemon = try EndToEndTests.TestDaemon(store: dir)
+        defer { daemon.stop() }
         func enc(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
         let first = daemon.get("/thumbnail?url=\(enc("http://127.0.0.1:\(origin.port)/cat.jpg"))&w=30")
         let second = daemon.get("/thumbnail?url=\(enc("HTTP://127.0.0.1:\(origin.port)/./x/../cat.jpg#top"))&w=30")

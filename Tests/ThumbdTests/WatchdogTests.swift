@@ -161,8 +161,12 @@ private final class Rig: Sendable {
         #expect(renders.statistics.active == 0)
     }
 
+    /// Ends the stuck render, lets the worker exit, and drops the heartbeats
+    /// still waiting: each holds the watchdog, which holds the transcript
+    /// that lists it, so left there they would keep the rig alive.
     func finish() {
         gate.signal()
         renders.shutdown()
+        transcript.state.withLock { $0.heartbeats = [] }
     }
 }

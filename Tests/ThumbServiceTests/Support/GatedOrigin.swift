@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 import ThumbHTTP
 
 /// A loopback origin (our HTTP server on 127.0.0.1) that holds every request
@@ -32,6 +33,9 @@ final class GatedOrigin: Sendable {
 
     fileprivate static let answer = HTTPResponse(status: 200, headers: [("Content-Type", "image/jpeg")],
                                                  body: TestOrigin.jpeg)
+
+    /// Closes the listener and every connection (waits ≤ 5 s): a test stops the origin it started.
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) { server.stop(sourceLocation: sourceLocation) }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 import ThumbHTTP
 @testable import ThumbService
 
@@ -26,6 +27,9 @@ final class TestOrigin: Sendable {
         port = try server.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
         box.port = port
     }
+
+    /// Closes the listener and every connection (waits ≤ 5 s): a test stops the origin it started.
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) { server.stop(sourceLocation: sourceLocation) }
 
     func hits(_ path: String) -> Int { counter.count(path) }
     var totalHits: Int { counter.total }
