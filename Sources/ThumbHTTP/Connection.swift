@@ -12,7 +12,11 @@ final class Connection: @unchecked Sendable {
     let fd: Int32
     let io: IOQueue
     var queue: DispatchQueue { io.queue }
-    private unowned let server: HTTPServer
+    /// Strong, not `unowned`: a block of this connection's queue may run after
+    /// a stopped server let go of it, and must then find the server alive
+    /// rather than trap. The cycle (server → its open connections → server)
+    /// ends when the connection closes and the server drops it.
+    private let server: HTTPServer
     private var machine: Machine
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
