@@ -37,7 +37,8 @@ public enum ImageDecoder {
             case .png: thumbd_png_probe(bytes.baseAddress, bytes.count, &info, &message, message.count)
             case .webp: thumbd_webp_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             case .gif: thumbd_gif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
-            case .avif, .heic: thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+            case .avif: thumbd_avif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+            case .heic: thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             }
         }
         if status == Int32(THUMBD_TOO_LARGE) { throw .tooLarge(width: Int(info.width), height: Int(info.height)) }
