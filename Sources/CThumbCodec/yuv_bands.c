@@ -83,6 +83,8 @@ static int convert_band(thumbd_yuv_bands *b, uint32_t line, char *message, size_
         rgb.depth = 8;   // 10/12-bit sources → 8-bit
         rgb.format = AVIF_RGB_FORMAT_RGBA;
         rgb.alphaPremultiplied = AVIF_FALSE;   // premultiplied sources are unpremultiplied
+        rgb.chromaUpsampling = b->upsampling;
+        rgb.avoidLibYUV = b->precise;
         rgb.pixels = b->buffer;
         rgb.rowBytes = rect.width * 4;
         result = avifImageYUVToRGB(b->view, &rgb);

@@ -15,6 +15,8 @@ typedef struct {
     avifCropRect crop;        // within image, before rotation
     int transpose;            // output rows are source columns (irot 90° or 270°)
     int flip_x, flip_y;       // source axes read backwards
+    avifChromaUpsampling upsampling;   // AUTOMATIC (libyuv's bilinear) unless set after init
+    avifBool precise;                  // libavif's own arithmetic instead of libyuv's 6-bit coefficients
     uint32_t out_width, out_height;
     // The band: lines [ready_start, ready_end) along the banded axis (rows, or
     // columns when transposed) are converted; the buffer holds the view
