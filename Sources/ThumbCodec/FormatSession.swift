@@ -16,7 +16,10 @@ enum FormatSession {
                                       &width, &height, &status, &message, message.count)
         case .gif:
             opened = thumbd_gif_open(bytes.baseAddress, bytes.count, &width, &height, &status, &message, message.count)
-        case .avif, .heic:
+        case .avif:
+            opened = thumbd_avif_open(bytes.baseAddress, bytes.count, UInt64(max(0, header.pixelLimit)),
+                                      &width, &height, &status, &message, message.count)
+        case .heic:
             opened = thumbd_heif_open(bytes.baseAddress, bytes.count, UInt64(max(0, header.pixelLimit)),
                                       &width, &height, &status, &message, message.count)
         case .jpeg, .png:

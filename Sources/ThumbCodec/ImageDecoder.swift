@@ -37,7 +37,8 @@ public enum ImageDecoder {
             case .png: thumbd_png_probe(bytes.baseAddress, bytes.count, &info, &message, message.count)
             case .webp: thumbd_webp_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             case .gif: thumbd_gif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
-            case .avif, .heic: thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+            case .avif: thumbd_avif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+            case .heic: thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             }
         }
         if status == Int32(THUMBD_TOO_LARGE) { throw .tooLarge(width: Int(info.width), height: Int(info.height)) }
@@ -85,7 +86,7 @@ public enum ImageDecoder {
     /// every component at full size as an upper bound), the whole image of an
     /// interlaced PNG, the ARGB image of a lossless WebP or the alpha plane of
     /// a lossy one, the palette indices of an interlaced GIF, and the decoded
-    /// planes of a HEIF/AVIF image (see `heifWorkingBytes`).
+    /// planes of an AVIF or HEIC image (see `avifWorkingBytes`, `heifWorkingBytes`).
     public static func estimatedDecodeMemory(header: ImageHeader,
                                              minimumDisplayedSize: (width: Int, height: Int)?) -> Int {
         let pixels = header.width * header.height
@@ -100,26 +101,43 @@ public enum ImageDecoder {
             return decoded + (header.isLossless ? pixels * 4 : header.hasAlpha ? pixels : 0)
         case .gif:
             return decoded + (header.isProgressive ? pixels : 0)
-        case .avif, .heic:
+        case .avif:
+            return decoded + avifWorkingBytes(header)
+        case .heic:
             return decoded + heifWorkingBytes(header)
         }
     }
 
-    /// libheif decodes the whole image: the codec's YCbCr planes (4:4:4 as the
-    /// upper bound, 2 bytes per sample above 8 bits, plus alpha), libheif's
-    /// copy of them and its planar RGB step before the interleaved result, and
-    /// for more than 8 bits a 16-bit RGBA image as well. Measured peaks (RSS
-    /// above an idle process) against the whole estimate: 12 MB for a
-    /// 1440×960 HEIC grid (18 MB estimated), 26 MB for a 2048×858 4:4:4 AVIF
-    /// (23 MB estimated; dav1d adds a few MB per decoder whatever the size).
-    static func heifWorkingBytes(_ header: ImageHeader) -> Int {
-        let pixels = header.width * header.height
-        let sampleBytes = header.bitDepth > 8 ? 2 : 1
-        let planes = pixels * sampleBytes * (header.hasAlpha ? 4 : 3)
-        return 3 * planes + (header.bitDepth > 8 ? pixels * 8 : 0)
+    /// The codec's YCbCr planes: 4:4:4 as the upper bound, 2 bytes per sample
+    /// above 8 bits, plus alpha.
+    static func planeBytes(_ header: ImageHeader) -> Int {
+        header.width * header.height * (header.bitDepth > 8 ? 2 : 1) * (header.hasAlpha ? 4 : 3)
     }
 
-    /// Decodes into `sink`, top row first, in stored orientation (HEIF/AVIF:
+    /// libavif keeps dav1d's planes and converts them to RGBA a band of rows
+    /// at a time; a grid image adds its assembled copy of the tiles' planes
+    /// (half again the 4:4:4 bound covers a 4:2:0 grid). Measured peaks (RSS
+    /// above an idle process) of 12 MP (4224×3168) sources against this
+    /// working estimate: 35 MB for 4:2:2 8-bit (60 MB estimated), 48 MB
+    /// 4:4:4 (60), 50 MB a 2×2 4:2:0 grid (60), 48 MB 4:2:0 10-bit (120),
+    /// 43 MB 4:2:0 with alpha (80); 6 MB for a 2048×858 4:4:4 one (8; dav1d
+    /// adds a few MB per decoder whatever the size).
+    static func avifWorkingBytes(_ header: ImageHeader) -> Int {
+        planeBytes(header) * 3 / 2
+    }
+
+    /// libheif decodes the whole image: libde265's planes, libheif's copy of
+    /// them, and one more when it turns or mirrors them (irot/imir); they are
+    /// converted to RGBA a band of rows at a time. Layouts the band converter
+    /// does not take (RGB-coded, 16-bit) get libheif's whole RGBA image, for
+    /// more than 8 bits after a 16-bit one. Measured peaks (RSS above an idle
+    /// process) against this estimate: 72 MB for a 12 MP 4:2:0 HEIC (120 MB
+    /// estimated), 89 MB for 4:4:4 (120), 5 MB for a 1440×960 4:2:0 grid (12).
+    static func heifWorkingBytes(_ header: ImageHeader) -> Int {
+        3 * planeBytes(header) + (header.bitDepth > 8 ? header.width * header.height * 8 : 0)
+    }
+
+    /// Decodes into `sink`, top row first, in stored orientation (AVIF/HEIC:
     /// with irot/imir applied); a JPEG or a still opaque WebP at the smallest
     /// M/8 scale that still covers `minimumDisplayedSize`. Past `deadline` the
     /// decode stops at its next row or scan with `CodecError.deadlineExceeded`.

@@ -117,8 +117,8 @@ import ThumbImaging
         frame.replaceSubrange(descriptor + 5..<descriptor + 9, with: [0xFF, 0xFF, 0xFF, 0xFF])
         try expectTooLarge(frame, 65535, 65535)
 
-        // HEIC and AVIF: every ispe claiming 100000×100000 — over libheif's own
-        // per-side limit, which it reports while parsing.
+        // HEIC and AVIF: every ispe claiming 100000×100000 — over libheif's and
+        // libavif's own limits, which they report while parsing.
         for name in ["crowd_1440x960.heic", "photo-alpha.avif"] {
             var heif = Fixtures.bytes("formats/\(name)")
             let boxes = (0..<heif.count - 16).filter { Array(heif[$0..<$0 + 4]) == Array("ispe".utf8) }

@@ -50,8 +50,9 @@ import ThumbImaging
         #expect(bitmap[4 + 0, 3 + 0] == (0, 0, 0, 0) && bitmap[4 + 2, 3 + 3] == (0, 0, 0, 0))
     }
 
-    /// libheif applies irot/imir; the Exif orientation 6 in the same file is
-    /// ignored, so the picture is turned exactly once (README § Output).
+    /// irot/imir are applied (by the shim for AVIF, by libheif for HEIC); the
+    /// Exif orientation 6 in the same file is ignored, so the picture is
+    /// turned exactly once (README § Output).
     @Test func heifTransformsAreAppliedAndExifOrientationIgnored() throws {
         let data = Fixtures.bytes("formats/photo-irot1-imir0-exif6.avif")
         let header = try ImageDecoder.probe(data, maxPixels: 1 << 20)

@@ -29,7 +29,7 @@ import ThumbImaging
     }
 
     @Test func theReferenceSetCoversEveryFormatAndVariant() {
-        #expect(Self.stills.count == 20)
+        #expect(Self.stills.count == 26)
         for suffix in [".webp", ".gif", ".avif", ".heic"] {
             #expect(Self.stills.contains { $0.hasSuffix(suffix) }, "\(suffix)")
         }

@@ -1,6 +1,6 @@
 #ifndef THUMBD_FORMATS_H
 #define THUMBD_FORMATS_H
-// WebP (libwebp), GIF (giflib), HEIF/AVIF (libheif) decoders and the WebP and
+// WebP (libwebp), GIF (giflib), HEIC (libheif), AVIF (libavif) decoders and the WebP and
 // AVIF encoders. None of these libraries longjmps; they report errors by
 // return value, which the shim turns into THUMBD_* codes with a message.
 // Every probe takes the caller's pixel limit and answers THUMBD_TOO_LARGE
@@ -16,8 +16,13 @@ int thumbd_webp_probe(const void *data, size_t length, uint64_t max_pixels, thum
 /// GIF screen descriptor and first frame's descriptor: size is the logical screen.
 int thumbd_gif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
                      char *message, size_t message_size);
-/// HEIF/AVIF primary image: size after irot/imir/clap, alpha, bit depth. Orientation is always 1.
+/// HEIF primary image: size after irot/imir/clap, alpha, bit depth. Orientation is always 1.
 int thumbd_heif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
+                      char *message, size_t message_size);
+/// AVIF primary item (else the first frame of an image sequence), parsed by
+/// libavif without decoding AV1: the same answers as thumbd_heif_probe. A
+/// file whose images are not AV1 is handed to thumbd_heif_probe.
+int thumbd_avif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
                       char *message, size_t message_size);
 
 // MARK: Decoders
@@ -37,10 +42,15 @@ thumbd_decoder *thumbd_gif_open(const void *data, size_t length, uint32_t *out_w
 thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size);
+/// The AVIF counterpart (libavif, one thread; max_pixels also bounds the AV1
+/// frame dav1d will allocate). clap, irot and imir are applied.
+thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_pixels,
+                                 uint32_t *out_width, uint32_t *out_height,
+                                 int *status, char *message, size_t message_size);
 /// Rows read after this answer THUMBD_DEADLINE once the deadline has passed.
-/// WebP and HEIF decode the whole image inside open (libwebp's one-shot
-/// decode and libheif 1.15 have no cancellation hook), so for them the
-/// deadline is seen at the first row read after open.
+/// WebP, HEIF and AVIF decode the whole image inside open (libwebp's one-shot
+/// decode, libheif 1.15 and libavif 0.11 have no cancellation hook), so for
+/// them the deadline is seen at the first row read after open.
 void thumbd_decoder_set_deadline(thumbd_decoder *decoder, thumbd_deadline deadline);
 int thumbd_decoder_read(thumbd_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
                         char *message, size_t message_size);
@@ -48,7 +58,7 @@ void thumbd_decoder_close(thumbd_decoder *decoder);
 /// The colour description the file carries (README § Output "Colour"): an ICC
 /// profile for RGB pixels (WebP `ICCP`, HEIF `colr` `prof`/`rICC`; *length 0
 /// when absent or over 4 MiB; owned by the decoder) and HEIF's `nclx` codes
-/// (zero when absent).
+/// (HEIC: zero when absent; AVIF: the AV1 sequence header's when absent).
 void thumbd_decoder_color(const thumbd_decoder *decoder, const void **profile, size_t *length, thumbd_nclx *nclx);
 
 // MARK: Encoders

@@ -76,6 +76,22 @@ avifenc -s 6 -d 10 -y 420 --min 20 --max 20 "$tmp/photo.png" formats/photo-10bit
 exif 6 > "$tmp/exif.bin"
 avifenc -s 6 -y 444 --min 20 --max 20 --irot 1 --imir 0 --exif "$tmp/exif.bin" "$tmp/photo.png" \
   formats/photo-irot1-imir0-exif6.avif >/dev/null
+# One AV1 payload, plain and with irot, imir or clap (AVIFDecoderTests compares them exactly).
+avifenc -s 6 -y 420 --min 20 --max 20 "$tmp/photo.png" formats/photo-420.avif >/dev/null
+avifenc -s 6 -y 420 --min 20 --max 20 --irot 3 "$tmp/photo.png" formats/photo-irot3.avif >/dev/null
+avifenc -s 6 -y 420 --min 20 --max 20 --imir 1 "$tmp/photo.png" formats/photo-imir1.avif >/dev/null
+mkdir -p formats/avif-extra
+avifenc -s 6 -y 420 --min 20 --max 20 --crop 8,6,140,90 "$tmp/photo.png" formats/avif-extra/photo-clap.avif >/dev/null
+# Premultiplied alpha, 12-bit, and a 2×1 grid (tiles must have even sides: the photo cut to 160×106).
+avifenc -s 6 -y 420 --min 20 --max 20 --minalpha 0 --maxalpha 0 -p "$tmp/rgba.png" formats/photo-premultiplied.avif >/dev/null
+avifenc -s 6 -d 12 -y 444 --min 20 --max 20 "$tmp/photo.png" formats/photo-12bit.avif >/dev/null
+convert "$tmp/photo.png" -crop 160x106+0+0 +repage "$tmp/photo106.png"
+avifenc -s 6 -y 420 --min 20 --max 20 -g 2x1 "$tmp/photo106.png" formats/photo-grid.avif >/dev/null
+# An image sequence (red, then blue), and the same with no primary item (pitm renamed free).
+convert -size 64x48 xc:red "$tmp/red.png"; convert -size 64x48 xc:blue "$tmp/blue.png"
+avifenc -s 9 "$tmp/red.png" "$tmp/blue.png" formats/avif-extra/sequence.avif >/dev/null
+python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(d.replace(b'pitm', b'free', 1))" \
+  formats/avif-extra/sequence.avif formats/avif-extra/sequence-no-primary-item.avif
 # HEIC with alpha (x265 via heif-enc), and 10-bit from a 16-bit PNG.
 heif-enc -q 80 "$tmp/rgba.png" -o formats/photo-alpha.heic >/dev/null
 convert "$tmp/photo.png" -depth 16 PNG48:"$tmp/photo16.png"
