@@ -2,7 +2,7 @@ import FuzzDriver
 import CThumbCurl
 import Foundation
 import FuzzCurlShim
-@testable import ThumbFetch
+import ThumbFetch
 
 // libFuzzer target over what we parse of an origin's answer ourselves: the
 // C header callback (status, Content-Length, Transfer-Encoding, head cap),
@@ -10,8 +10,9 @@ import FuzzCurlShim
 // field parsing and, for a redirect, the Location resolution. The input is
 // the response as it comes off the wire. The body is handed over whole and
 // in pieces; both must give the same answer. Built by
-// Tests/Fuzz/fuzz-origin.sh (a debug build, so @testable works); in a normal
-// build it replays the files named on the command line.
+// Tests/Fuzz/fuzz-origin.sh; in a normal build it replays the files named on
+// the command line. (It reaches the fetcher's internals through `package`
+// declarations, so a release build compiles it too.)
 
 let maxBytes = 4096
 let base = try! SourceURL("http://origin.test/images/a.jpg")

@@ -72,28 +72,43 @@ private func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?
     return s.withCString { body($0) }
 }
 
-/// One request as the engine runs it.
-struct OriginRequest: Sendable {
-    var url: SourceURL
-    var headers: [(String, String)]
-    var connectTimeout: Double
+/// One request as the engine runs it. `package`: the origin-response fuzz
+/// target builds one (a release build has no `@testable`).
+package struct OriginRequest: Sendable {
+    package var url: SourceURL
+    package var headers: [(String, String)]
+    package var connectTimeout: Double
     /// `thumb_monotonic_ms()` clock.
-    var deadline: Int64
-    var maxBytes: Int
-    var caFile: String?
-    var urgent: Bool
-    var classify: @Sendable (IPAddress) -> AddressClass?
+    package var deadline: Int64
+    package var maxBytes: Int
+    package var caFile: String?
+    package var urgent: Bool
+    package var classify: @Sendable (IPAddress) -> AddressClass?
     /// CURLOPT_RESOLVE entries (tests: DNS answers without DNS).
-    var resolve: [String]
+    package var resolve: [String]
+
+    package init(url: SourceURL, headers: [(String, String)], connectTimeout: Double, deadline: Int64, maxBytes: Int,
+                 caFile: String?, urgent: Bool, classify: @escaping @Sendable (IPAddress) -> AddressClass?,
+                 resolve: [String]) {
+        self.url = url
+        self.headers = headers
+        self.connectTimeout = connectTimeout
+        self.deadline = deadline
+        self.maxBytes = maxBytes
+        self.caFile = caFile
+        self.urgent = urgent
+        self.classify = classify
+        self.resolve = resolve
+    }
 }
 
 /// An origin's answer before redirects are followed.
-struct OriginResponse: Sendable {
-    var status: Int
-    var headers: [String: String]   // lower-cased names
-    var body: [UInt8]
+package struct OriginResponse: Sendable {
+    package var status: Int
+    package var headers: [String: String]   // lower-cased names
+    package var body: [UInt8]
     /// The last address the checks allowed for this transfer: the one it used.
-    var address: IPAddress? = nil
+    package var address: IPAddress? = nil
 }
 
 /// What the C callbacks reach through their context pointer. Touched only

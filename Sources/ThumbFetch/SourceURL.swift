@@ -74,7 +74,7 @@ public struct SourceURL: Equatable, Sendable {
     /// A redirect's `Location`, resolved against this URL. One the client
     /// could not have asked for (no host, user info) is the origin's fault
     /// (README § Sources and limits: `502 origin_error`); the source rules still refuse a scheme.
-    func resolve(_ location: String) throws(FetchError) -> SourceURL {
+    package func resolve(_ location: String) throws(FetchError) -> SourceURL {
         guard let base = URL(string: absolute), let next = URL(string: location, relativeTo: base)?.absoluteURL else {
             throw .origin("redirect to an invalid location")
         }

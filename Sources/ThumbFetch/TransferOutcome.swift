@@ -4,8 +4,8 @@ import CThumbCurl
 /// a `FetchError`. Messages name the host, never an address (README § Sources and limits):
 /// libcurl's own error texts often carry the address, so only its generic
 /// per-code text is used.
-enum TransferOutcome {
-    static func decide(_ r: thumb_result, request: OriginRequest, refused: AddressClass?) -> Result<OriginResponse, FetchError> {
+package enum TransferOutcome {
+    package static func decide(_ r: thumb_result, request: OriginRequest, refused: AddressClass?) -> Result<OriginResponse, FetchError> {
         let host = request.url.host
         if r.cancelled != 0 { return .failure(.origin("the download engine stopped")) }
         if r.expired_in_queue != 0 { return .failure(.timeout("origin took longer than origin.timeoutSeconds")) }
