@@ -1,6 +1,36 @@
 #define _GNU_SOURCE
 #include "thumbd_sys.h"
+#include <sys/epoll.h>
 
 int thumbd_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int thumbd_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int thumbd_epoll_add(int epfd, int fd, uint64_t id) {
+    struct epoll_event event = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.u64 = id };
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
+}
+
+int thumbd_epoll_remove(int epfd, int fd) {
+    struct epoll_event unused = { 0 };   // kernels before 2.6.9 wanted non-NULL
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &unused);
+}
+
+int thumbd_epoll_ready(int epfd, thumbd_epoll_event *out, int max) {
+    struct epoll_event events[256];
+    if (max > 256) max = 256;
+    int n = epoll_wait(epfd, events, max, 0);
+    for (int i = 0; i < n; i++) {
+        uint32_t e = events[i].events, bits = 0;
+        if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) bits |= THUMBD_EPOLL_READABLE;
+        if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) bits |= THUMBD_EPOLL_WRITABLE;
+        if (e & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) bits |= THUMBD_EPOLL_HANGUP;
+        out[i].id = events[i].data.u64;
+        out[i].events = bits;
+    }
+    return n;
 }

@@ -1,10 +1,16 @@
 @preconcurrency import Dispatch
 import Glibc
 
-/// One client connection: its socket, Dispatch sources and timer, and the
-/// response being written. `ConnectionStateMachine` decides what happens;
-/// this class reads, writes and performs the actions it returns. Everything
-/// runs on `queue`.
+/// One client connection: its socket (registered with its I/O queue's
+/// `Poller`), its timer, and the response being written.
+/// `ConnectionStateMachine` decides what happens; this class reads, writes
+/// and performs the actions it returns. Everything runs on `queue`.
+///
+/// The socket is edge-triggered: an event says something changed, once. So
+/// reading goes on until EAGAIN (or a short read, after which new bytes
+/// raise a new edge), reading that resumes after a pause tries at once (the
+/// edge may have come and gone while paused), and a write that hit EAGAIN
+/// waits for the next writable edge.
 final class Connection: @unchecked Sendable {
     typealias Machine = ConnectionStateMachine
 
@@ -18,11 +24,20 @@ final class Connection: @unchecked Sendable {
     /// ends when the connection closes and the server drops it.
     private let server: HTTPServer
     private var machine: Machine
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
     private var timer: DispatchSourceTimer?
+    /// The state machine paused reading (back-pressure).
     private var readSuspended = false
-    private var writeSuspended = true
+    /// The socket may hold bytes (or end of stream) not read yet: a readable
+    /// edge came, or the last read filled the buffer. False after EAGAIN or
+    /// a short read; the next bytes to arrive raise a new edge.
+    private var readReady = false
+    /// The peer shut down or the socket failed: a short read does not mean
+    /// the socket is drained, end of stream still waits to be read.
+    private var peerHungUp = false
+    /// Inside `readAvailable`'s loop: a nested resume leaves the reading to it.
+    private var reading = false
+    private var started = false
+    private var closed = false
     /// The answer channel of the request in flight, until its response is written.
     private var responder: Responder?
     /// The response being written: its head, its body (shared with the
@@ -53,16 +68,26 @@ final class Connection: @unchecked Sendable {
     static func now() -> Machine.Instant { DispatchTime.now().uptimeNanoseconds }
 
     func start() {
+        // A drain that reached the connection before its start closed it already.
+        guard !closed else { return }
+        started = true
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        read.setEventHandler { [self] in onReadable() }
-        readSource = read
-        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-        write.setEventHandler { [self] in flush() }
-        writeSource = write
         perform(machine.start(now: Self.now()))
-        read.resume()
+        // Registering reports what is already readable as an edge, so the
+        // request that came with the connection is not missed.
+        if !io.poller.add(self) { perform(machine.abort()) }
+    }
+
+    /// The poller's report for this socket: what became ready since the last.
+    func ready(readable: Bool, writable: Bool, hangUp: Bool) {
+        if writable { flush() }
+        guard !closed else { return }
+        if hangUp { peerHungUp = true }
+        if readable {
+            readReady = true
+            readAvailable()
+        }
     }
 
     /// Idle connections close at once on drain; busy ones after their
@@ -70,7 +95,7 @@ final class Connection: @unchecked Sendable {
     /// already in the socket are read first, so a request that arrived just
     /// before is answered rather than dropped with the idle connection.
     func beginDrain() {
-        guard !readSuspended, readSource != nil else { return perform(machine.drain()) }
+        guard started, !closed, !readSuspended else { return perform(machine.drain()) }
         let result: IOResult
         do {
             result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
@@ -106,12 +131,13 @@ final class Connection: @unchecked Sendable {
     /// which may answer at once and so perform the next actions from inside
     /// this call; those must not be overtaken by stale ones.
     private func perform(_ actions: Machine.Actions) {
+        var resumed = false
         if let due = actions.timer { schedule(at: due) }
         switch actions.reading {
         case .pause?:
-            if !readSuspended { readSuspended = true; readSource?.suspend() }
+            readSuspended = true
         case .resume?:
-            if readSuspended { readSuspended = false; readSource?.resume() }
+            if readSuspended { readSuspended = false; resumed = true }
         case nil:
             break
         }
@@ -126,6 +152,9 @@ final class Connection: @unchecked Sendable {
         case .write(let outgoing): write(outgoing)
         case .close(let cancelRequest): closeSocket(cancelRequest: cancelRequest)
         }
+        // After `next`, for the reason above. No edge comes for bytes that
+        // arrived while reading was paused: read them now.
+        if resumed { readAvailable() }
     }
 
     private func schedule(at due: Machine.Instant) {
@@ -140,20 +169,43 @@ final class Connection: @unchecked Sendable {
         t.resume()
     }
 
-    private func onReadable() {
-        let result: IOResult
-        do {
-            result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
-        } catch {
-            perform(machine.peerClosed())
-            return
-        }
-        switch result {
-        case .wouldBlock: return
-        case .processed(0): perform(machine.peerClosed())
-        case .processed(let n): perform(machine.bytesReceived(io.readBuffer[0..<n], now: Self.now()))
+    /// Reads while the socket may hold bytes and the state machine wants
+    /// them. A client sending without pause gets `maxReadsPerTurn` reads,
+    /// then the queue serves the others before this one goes on.
+    private func readAvailable() {
+        guard !reading else { return }   // the loop up the stack goes on
+        reading = true
+        defer { reading = false }
+        var reads = 0
+        while readReady, !readSuspended, !closed {
+            if reads == Self.maxReadsPerTurn {
+                queue.async { self.readAvailable() }
+                return
+            }
+            reads += 1
+            let result: IOResult
+            do {
+                result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
+            } catch {
+                readReady = false
+                perform(machine.peerClosed())
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                readReady = false
+            case .processed(0):
+                readReady = false
+                perform(machine.peerClosed())
+            case .processed(let n):
+                // A short read emptied the socket: saves the read that would say EAGAIN.
+                if n < io.readBuffer.count, !peerHungUp { readReady = false }
+                perform(machine.bytesReceived(io.readBuffer[0..<n], now: Self.now()))
+            }
         }
     }
+
+    private static let maxReadsPerTurn = 16
 
     private func startRequest(_ request: HTTPRequest) {
         let responder = Responder(connection: self)
@@ -214,7 +266,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Writes head and body with one writev per attempt; what the socket does
-    /// not take now waits for the write source (no extra copy is buffered).
+    /// not take now waits for the next writable edge (no extra copy is buffered).
     private func flush() {
         // A late write event after the response completed or the socket closed,
         // or a response still waiting for room.
@@ -229,7 +281,6 @@ final class Connection: @unchecked Sendable {
                 return
             }
             guard case .processed(let n) = result else {
-                if writeSuspended { writeSuspended = false; writeSource?.resume() }
                 if progressed > 0 {
                     if charged { server.written(self, bytes: progressed) }
                     perform(machine.writeProgressed(now: Self.now()))
@@ -239,7 +290,6 @@ final class Connection: @unchecked Sendable {
             written += n
             progressed += n
         }
-        if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
         finishResponse()
         releaseCharge()
         // After a refusal the connection closes whatever the request asked:
@@ -298,20 +348,10 @@ final class Connection: @unchecked Sendable {
             server.requestFinished()
         }
         responder = nil
-        // A suspended source must be resumed before it is cancelled, or Dispatch traps.
-        if readSuspended { readSource?.resume() }
-        if writeSuspended { writeSource?.resume() }
-        // The descriptor may only close once both sources have finished cancelling.
-        let fd = self.fd
-        var pending = 2
-        let queue = self.queue
-        let closeWhenBothCancelled = { pending -= 1; if pending == 0 { LingeringClose.start(fd: fd, queue: queue) } }
-        readSource?.setCancelHandler(handler: closeWhenBothCancelled)
-        writeSource?.setCancelHandler(handler: closeWhenBothCancelled)
-        readSource?.cancel()
-        writeSource?.cancel()
-        readSource = nil
-        writeSource = nil
+        closed = true
+        // Out of the epoll set before the descriptor can close (and be reused).
+        io.poller.remove(self)
+        LingeringClose.start(fd: fd, queue: queue)
         head = []
         body = []
         releaseCharge()

@@ -1,14 +1,17 @@
 @preconcurrency import Dispatch
 
-/// A serial I/O queue and the read buffer its connections share: they never
-/// read at the same time, so one 64 KiB buffer per queue serves them all.
+/// A serial I/O queue, the epoll instance its connections' sockets are
+/// registered with, and the read buffer they share: they never read at the
+/// same time, so one 64 KiB buffer per queue serves them all.
 final class IOQueue: @unchecked Sendable {
     let queue: DispatchQueue
+    let poller: Poller
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     private static let key = DispatchSpecificKey<ObjectIdentifier>()
 
     init(label: String) {
         queue = DispatchQueue(label: label)
+        poller = Poller(queue: queue)
         queue.setSpecific(key: Self.key, value: ObjectIdentifier(self))
     }
 

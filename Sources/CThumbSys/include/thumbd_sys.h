@@ -1,11 +1,45 @@
 #ifndef THUMBD_SYS_H
 #define THUMBD_SYS_H
 // Syscalls and constants Glibc's Swift overlay does not export.
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC: the new fd is ready for a
 /// Dispatch source and never leaks into a child process.
 int thumbd_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len);
+
+/// One ready socket from `thumbd_epoll_ready`: the id it was registered with
+/// and what it is ready for. (struct epoll_event is packed on x86_64, which
+/// Swift does not import faithfully, hence this plain copy.)
+typedef struct {
+    uint64_t id;
+    uint32_t events;
+} thumbd_epoll_event;
+
+/// Bits of `thumbd_epoll_event.events`.
+enum {
+    /// Data, end of stream, a reset or an error: a read will not block.
+    THUMBD_EPOLL_READABLE = 1,
+    /// Room in the send buffer, or an error: a write will not block.
+    THUMBD_EPOLL_WRITABLE = 2,
+    /// The peer shut down its side or the socket failed: reading must go on
+    /// to end of stream even after a short read.
+    THUMBD_EPOLL_HANGUP = 4,
+};
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int thumbd_epoll_create(void);
+
+/// Registers `fd` once, edge-triggered, for reading, writing and hang-up,
+/// with `id` as its data.
+int thumbd_epoll_add(int epfd, int fd, uint64_t id);
+
+/// Removes `fd` (before it is closed).
+int thumbd_epoll_remove(int epfd, int fd);
+
+/// epoll_wait with timeout 0 into `out` (at most `max`, at most 256);
+/// returns the count, or -1 with errno.
+int thumbd_epoll_ready(int epfd, thumbd_epoll_event *out, int max);
 
 #endif
