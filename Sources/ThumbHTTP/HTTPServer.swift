@@ -3,7 +3,9 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources.
+/// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources
+/// (the listeners' own, and on each I/O queue one on an epoll instance that
+/// watches that queue's connections, edge-triggered).
 /// It knows nothing of images; `handler` answers requests.
 public final class HTTPServer: @unchecked Sendable {
     private let limits: Mutex<HTTPServerConfiguration>
@@ -37,13 +39,17 @@ public final class HTTPServer: @unchecked Sendable {
     private let ioQueues: [IOQueue]
     private var listeners: [(fd: Int32, source: DispatchSourceRead)] = []
 
-    public init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
+    public convenience init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
+        self.init(configuration: configuration, ioQueues: ProcessInfo.processInfo.activeProcessorCount, handler: handler)
+    }
+
+    /// `ioQueues` serial queues (each with its epoll instance) share the
+    /// connections; tests choose one to put many connections on it.
+    init(configuration: HTTPServerConfiguration, ioQueues count: Int, handler: @escaping HTTPHandler) {
         limits = Mutex(configuration)
         pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes))
         self.handler = handler
-        ioQueues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
-            IOQueue(label: "thumbd.io.\($0)")
-        }
+        ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)") }
     }
 
     /// Starts listening; returns the bound port for `inet` addresses (useful with port 0).

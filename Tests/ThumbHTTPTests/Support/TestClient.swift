@@ -12,9 +12,14 @@ final class TestClient {
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    init(port: UInt16, host: String = "127.0.0.1") throws {
+    /// `receiveBuffer`: SO_RCVBUF, set before connecting so the window the
+    /// server sees is small from the start (a client slow to read).
+    init(port: UInt16, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
         let v6 = host.contains(":")
         fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var tv = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var result: Int32
@@ -45,7 +50,16 @@ final class TestClient {
         if r != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
     }
 
-    deinit { close(fd) }
+    /// Reads responses from a socket the test connected itself; the test
+    /// keeps closing it.
+    init(adopting fd: Int32) {
+        self.fd = fd
+        ownsDescriptor = false
+    }
+
+    private var ownsDescriptor = true
+
+    deinit { if ownsDescriptor { close(fd) } }
 
     func send(_ text: String) { send(Array(text.utf8)) }
 
