@@ -29,12 +29,6 @@ import Testing
         return (server, port)
     }
 
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(5)
-        while !condition() { if Date() > deadline { return false }; usleep(5000) }
-        return true
-    }
-
     @Test func aRequestPipelinedWhileAResponseWaitsForRoomIsAnsweredAfterIt() throws {
         let (server, port) = try Self.makeServer()
         defer { server.stop() }

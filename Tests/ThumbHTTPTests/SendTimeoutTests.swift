@@ -71,11 +71,6 @@ private typealias Machine = ConnectionStateMachine
     }
 }
 
-func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() { if Date() > deadline { return false }; usleep(5000) }
-    return true
-}
 
 private extension ConnectionStateMachine.Next {
     var isNone: Bool { if case .none = self { true } else { false } }
