@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import thumbd
 
 /// Runs the real `thumbd` binary, as an operator would.
 @Suite struct ThumbnailCommandTests {
@@ -74,5 +75,8 @@ import Testing
         #expect(version.status == 0 && version.stdout.hasPrefix("thumbd ") && version.stdout.contains("libjpeg"))
         let help = try run(["--help"])
         #expect(help.status == 0 && help.stdout.contains("thumbd thumbnail INPUT OUTPUT"))
+        // The help lists every format the command writes (it once left out webp and avif).
+        let listed = CommandLineParser.commandLineFormats.map(\.rawValue).joined(separator: "|")
+        #expect(help.stdout.contains("--format \(listed)"), "\(help.stdout)")
     }
 }
