@@ -75,6 +75,9 @@ struct StatisticsReport {
             Figure(section: "render", field: "abandoned", kind: .counter,
                    help: "Renders skipped without decoding because every client waiting for them had gone.",
                    value: .integer(c.renderAbandoned)),
+            Figure(section: "render", field: "memoryInUse", kind: .gauge,
+                   help: "Estimated decode memory of the renders running now, against limits.maxDecodeMemoryBytes.",
+                   value: .integer(r.memoryInUse)),
 
             // `requests.total` would be named `thumbd_requests_total` by the rule,
             // the name README § Endpoints gives the per-status series. One family with an

@@ -245,6 +245,7 @@ private let expectedFigures: [(name: String, type: String, value: Double)] = [
     ("thumbd_render_rejected_total", "counter", 2),
     ("thumbd_render_coalesced_total", "counter", 11),
     ("thumbd_render_abandoned_total", "counter", 13),
+    ("thumbd_render_memory_in_use", "gauge", 1_000_000),
     ("thumbd_requests_active", "gauge", 6),
     ("thumbd_connections_open", "gauge", 9),
     ("thumbd_connections_accepted_total", "counter", 5000),
@@ -309,15 +310,15 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 41 plain figures (30 of README § Statistics, 6 of the connections' limits, 5 of prefetch),
+        // 42 plain figures (31 of README § Statistics, 6 of the connections' limits, 5 of prefetch),
         // thumbd_requests_total, the histogram.
-        #expect(exposition.families.count == 43)
+        #expect(exposition.families.count == 44)
         #expect(exposition.families.first == "thumbd_uptime_seconds")
         #expect(exposition.families.last == "thumbd_request_duration_seconds")
         #expect(exposition.types["thumbd_requests_total"] == "counter")
         #expect(exposition.types["thumbd_request_duration_seconds"] == "histogram")
-        // 41 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
-        #expect(exposition.samples.count == 41 + 5 + 4 * 17)
+        // 42 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
+        #expect(exposition.samples.count == 42 + 5 + 4 * 17)
         #expect(text.contains("\nthumbd_memory_cache_hits_total 1234\n"))
         #expect(text.contains("\nthumbd_request_duration_seconds_bucket{outcome=\"memory\",le=\"0.0005\"} 1\n"))
     }
@@ -358,7 +359,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         }
         let table = busyReport().figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
-        #expect(paths.count == 43)
+        #expect(paths.count == 44)
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {

@@ -87,6 +87,13 @@ import ThumbHTTP
 
     private func counters(_ daemon: TestDaemon) -> ServiceCounters { daemon.service.statistics.counters }
 
+    /// One figure of /stats' `render` section, read over HTTP.
+    private func renderFigure(_ daemon: TestDaemon, _ field: String) throws -> JSONValue? {
+        guard case .object(let top) = try JSONParser.parse(daemon.get("/stats").body),
+              case .object(let render)? = top.first(where: { $0.key == "render" })?.value else { return nil }
+        return render.first(where: { $0.key == field })?.value
+    }
+
     /// Waits for the queue to drain, then checks nothing is left: no render
     /// running or queued, no memory admitted, no flight, no request.
     private func expectSettled(_ daemon: TestDaemon, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -115,6 +122,8 @@ import ThumbHTTP
             let t = target(origin.url("/cat.jpg"))
             let client = Client(daemon, t)
             #expect(eventually { daemon.service.renders.statistics.queued == 1 })
+            // render.memoryInUse: the running gate job's cost (1), not the queued render's.
+            #expect(try renderFigure(daemon, "memoryInUse") == .integer(1))
             client.leave()
             #expect(eventually { daemon.server.statistics.requestsActive == 0 }, "the server noticed the close")
             gate.open()
@@ -137,6 +146,7 @@ import ThumbHTTP
                 Issue.record("stats shape"); return
             }
             #expect(render.first(where: { $0.key == "abandoned" })?.value == .integer(1))
+            #expect(render.first(where: { $0.key == "memoryInUse" })?.value == .integer(0))
             let metrics = String(decoding: daemon.get("/metrics").body, as: UTF8.self)
             #expect(metrics.contains("\n# TYPE thumbd_render_abandoned_total counter\nthumbd_render_abandoned_total 1\n"))
         }
