@@ -1,3 +1,4 @@
+#define _GNU_SOURCE   // memmem
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,11 @@ static int parse(const void *data, size_t length, uint64_t max_pixels, avif_sour
     } else if (result == AVIF_RESULT_INVALID_IMAGE_GRID) {
         *not_av1 = 1;   // also what libavif says of a grid of HEVC tiles
     }
+    // libheif is the fallback for HEVC only: every HEVC item carries an hvcC
+    // box. Without one, what libavif refused is a broken AV1 file, and
+    // libheif's own dav1d path leaks its input buffer when dav1d refuses the
+    // data (40 bytes a time, found by the codec fuzzer), so it goes no further.
+    if (*not_av1 && !memmem(data, length, "hvcC", 4)) *not_av1 = 0;
     int status = avif_status(result, decoder, message, message_size);
     if (status == THUMBD_TOO_LARGE) size_from_message(message, info);
     if (status != THUMBD_OK) return status;
