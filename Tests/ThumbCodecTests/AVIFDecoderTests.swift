@@ -100,6 +100,18 @@ import ThumbImaging
         #expect(throws: CodecError.self) { try ImageDecoder.decodeBitmap(broken, maxPixels: 1 << 22) }
     }
 
+    /// The other way round: an AV1 image under a HEIF brand has no hvcC box,
+    /// so it is decoded by libavif, never by libheif's dav1d path.
+    @Test func anAV1FileUnderAHEIFBrandIsDecodedByLibavif() throws {
+        let avif = Fixtures.bytes("formats/photo-420.avif")
+        #expect(Array(avif[8..<12]) == Array("avif".utf8))
+        var branded = avif
+        branded.replaceSubrange(8..<12, with: Array("heic".utf8))
+        let (bitmap, header) = try ImageDecoder.decodeBitmap(branded, maxPixels: 1 << 22)
+        #expect(header.format == .heic, "sniffed by its brand")
+        #expect(bitmap == (try ImageDecoder.decodeBitmap(avif, maxPixels: 1 << 22).bitmap))
+    }
+
     /// A file branded AVIF whose primary item is HEVC is still decoded
     /// (by libheif, as every AVIF was before libavif took them).
     @Test func anAVIFBrandedHEVCFileFallsBackToLibheif() throws {
