@@ -6,7 +6,6 @@ extension ServiceError {
     /// The one place a service failure becomes an HTTP response (README § Errors).
     public var response: HTTPResponse {
         var headers: [(name: String, value: String)] = []
-        if case .overloaded = self { headers.append(("Retry-After", "1")) }
         if case .methodNotAllowed(let allow) = self { headers.append(("Allow", allow)) }
         // RFC 9110 §11.6.1: a 401 names the scheme it wants.
         if case .unauthorized = self { headers.append(("WWW-Authenticate", "Bearer")) }

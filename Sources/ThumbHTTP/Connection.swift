@@ -244,7 +244,6 @@ final class Connection: @unchecked Sendable {
             // not charged (the budget is full; it is under 300 bytes and
             // bound by the send timeout), tells the client to come back.
             sent = HTTPError.noRoomForResponse.response
-            sent.headers.append(("Retry-After", "1"))
             sent.omitBody = response.omitBody
             head.removeAll(keepingCapacity: true)
             ResponseHead.write(sent, keepAlive: false, into: &head)

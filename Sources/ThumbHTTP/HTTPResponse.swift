@@ -74,10 +74,17 @@ public struct HTTPError: Error, Equatable, Sendable {
     static let expectationFailed = HTTPError(status: 417, code: "expectation_failed", message: "the only expectation understood is 100-continue")
     static let uriTooLong = HTTPError(status: 414, code: "uri_too_long", message: "request target longer than 8 KiB")
     static let headersTooLarge = HTTPError(status: 431, code: "headers_too_large", message: "request head too large")
+    /// A finished response found no room in `http.maxPendingResponseBytes`,
+    /// neither to be written nor to wait (README § HTTP server, Slow readers).
+    /// Same code as a full render queue: either way the client should retry shortly.
+    static let noRoomForResponse = HTTPError(status: 503, code: "overloaded",
+                                             message: "too many response bytes waiting for slow clients")
 
-    /// The JSON error response: `{"error": CODE, "message": TEXT}`.
+    /// The JSON error response: `{"error": CODE, "message": TEXT}`. A `503`
+    /// (overload, whichever layer saw it) tells the client when to retry.
     public var response: HTTPResponse {
-        HTTPResponse.json(status: status, JSONValue.object([("error", .string(code)), ("message", .string(message))]).serialized())
+        let body = JSONValue.object([("error", .string(code)), ("message", .string(message))]).serialized()
+        return HTTPResponse.json(status: status, body, headers: status == 503 ? [("Retry-After", "1")] : [])
     }
 }
 

@@ -242,12 +242,3 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 }
-
-extension HTTPError {
-    /// A finished response found no room in `http.maxPendingResponseBytes`,
-    /// neither to be written nor to wait (README § HTTP server, Slow readers).
-    /// Same code as a full render queue: either way the client should retry
-    /// shortly, which the `Retry-After` the connection adds tells it.
-    static let noRoomForResponse = HTTPError(status: 503, code: "overloaded",
-                                             message: "too many response bytes waiting for slow clients")
-}
