@@ -15,10 +15,9 @@ final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     typealias ClientGone = @Sendable () -> Bool
 
     private struct Flight {
-        var waiters: [Waiter]
-        /// One per waiter: how to tell its client has gone; nil for a waiter
-        /// no client can leave (a prefetch item), which keeps the flight alive.
-        var gone: [ClientGone?]
+        /// Each with how to tell its client has gone; nil for a waiter no
+        /// client can leave (a prefetch item), which keeps the flight alive.
+        var waiters: [(answer: Waiter, clientGone: ClientGone?)]
         var priority: RenderQueue.Priority
         /// The render queue's id of the flight's job once submitted.
         var job: Int?
@@ -34,11 +33,10 @@ final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
               _ waiter: @escaping Waiter) -> Bool {
         flights.withLock { table in
             guard table[key] != nil else {
-                table[key] = Flight(waiters: [waiter], gone: [clientGone], priority: priority, job: nil)
+                table[key] = Flight(waiters: [(waiter, clientGone)], priority: priority, job: nil)
                 return true
             }
-            table[key]!.waiters.append(waiter)
-            table[key]!.gone.append(clientGone)
+            table[key]!.waiters.append((waiter, clientGone))
             if priority == .live, table[key]!.priority == .prefetch {
                 table[key]!.priority = .live
                 if let job = table[key]!.job { promote(job) }
@@ -65,7 +63,7 @@ final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Ends the flight and hands `result` to every waiter, outside the lock.
     func complete(_ key: Key, with result: Result<Value, ServiceError>) {
         let waiters = flights.withLock { $0.removeValue(forKey: key)?.waiters } ?? []
-        for waiter in waiters { waiter(result) }
+        for waiter in waiters { waiter.answer(result) }
     }
 
     /// Ends the flight without a result when every waiter's client has gone
@@ -76,7 +74,7 @@ final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// a flight that ends here is never `complete`d, so none is called twice.
     func abandonIfDeserted(_ key: Key) -> Bool {
         let abandoned: Flight? = flights.withLock { table in
-            guard let flight = table[key], flight.gone.allSatisfy({ $0?() == true }) else { return nil }
+            guard let flight = table[key], flight.waiters.allSatisfy({ $0.clientGone?() == true }) else { return nil }
             return table.removeValue(forKey: key)
         }
         // Released outside the lock: the waiters' captures go with them.
