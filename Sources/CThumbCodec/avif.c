@@ -1,9 +1,9 @@
-#define _GNU_SOURCE   // memmem
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <avif/avif.h>
 #include "decoder.h"
+#include "heif_planes.h"
 #include "yuv_bands.h"
 
 // AVIF through libavif (AV1 via dav1d, else libgav1 or aom): a third of
@@ -93,7 +93,7 @@ static int parse(const void *data, size_t length, uint64_t max_pixels, avif_sour
     // box. Without one, what libavif refused is a broken AV1 file, and
     // libheif's own dav1d path leaks its input buffer when dav1d refuses the
     // data (40 bytes a time, found by the codec fuzzer), so it goes no further.
-    if (*not_av1 && !memmem(data, length, "hvcC", 4)) *not_av1 = 0;
+    if (*not_av1 && !thumbd_has_hevc(data, length)) *not_av1 = 0;
     int status = avif_status(result, decoder, message, message_size);
     if (status == THUMBD_TOO_LARGE) size_from_message(message, info);
     if (status != THUMBD_OK) return status;

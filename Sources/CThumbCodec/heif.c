@@ -1,4 +1,3 @@
-#define _GNU_SOURCE   // memmem
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,18 +98,14 @@ static void close_primary(struct heif_context *ctx, struct heif_image_handle *ha
     if (ctx) heif_context_free(ctx);
 }
 
-// libheif decodes HEVC here and nothing else: every HEVC item carries an
-// hvcC box. Without one, the file goes to libavif (an AV1 image under a HEIF
-// brand), because libheif's own dav1d path leaks its input buffer when dav1d
-// refuses the data (found by the codec fuzzer). avif.c hands a file back
-// only when it has an hvcC box, so the two never loop.
-static int has_hevc(const void *data, size_t length) {
-    return memmem(data, length, "hvcC", 4) != NULL;
-}
-
+// libheif decodes HEVC here and nothing else (thumbd_has_hevc). Without
+// it, the file goes to libavif (an AV1 image under a HEIF brand), because
+// libheif's own dav1d path leaks its input buffer when dav1d refuses the
+// data (found by the codec fuzzer). avif.c hands a file back only when it
+// has HEVC, so the two never loop.
 int thumbd_heif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
                       char *message, size_t message_size) {
-    if (!has_hevc(data, length)) return thumbd_avif_probe(data, length, max_pixels, info, message, message_size);
+    if (!thumbd_has_hevc(data, length)) return thumbd_avif_probe(data, length, max_pixels, info, message, message_size);
     memset(info, 0, sizeof *info);
     info->components = 4;
     info->color_model = THUMBD_OTHER;
@@ -191,7 +186,7 @@ static int read_color(struct heif_image_handle *handle, thumbd_decoder *d) {
 thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size) {
-    if (!has_hevc(data, length))
+    if (!thumbd_has_hevc(data, length))
         return thumbd_avif_open(data, length, max_pixels, out_width, out_height, status, message, message_size);
     thumbd_decoder *d = thumbd_decoder_new(status, message, message_size);
     heif_state *s = d ? calloc(1, sizeof *s) : NULL;

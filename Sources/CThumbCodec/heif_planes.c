@@ -1,5 +1,10 @@
+#define _GNU_SOURCE   // memmem
 #include <string.h>
 #include "heif_planes.h"
+
+int thumbd_has_hevc(const uint8_t *data, size_t length) {
+    return memmem(data, length, "hvcC", 4) != NULL;
+}
 
 // The chroma format the HEVC streams are coded in (hvcC's chroma_format_idc),
 // the largest over every hvcC box: colour items share one, an alpha item is
@@ -8,10 +13,14 @@
 // wrong picture.
 enum heif_chroma thumbd_heif_native_chroma(const uint8_t *data, size_t length) {
     int idc = -1;
-    for (size_t i = 4; i + 4 + 17 <= length; i++) {
-        if (memcmp(data + i, "hvcC", 4) != 0) continue;
+    // From one hvcC to the next (memmem), not a comparison at every byte of the file.
+    for (size_t i = 4; i + 4 + 17 <= length;) {
+        const uint8_t *box = memmem(data + i, length - i, "hvcC", 4);
+        if (!box || (size_t)(box - data) + 4 + 17 > length) break;
+        i = (size_t)(box - data);
         int found = data[i + 4 + 16] & 3;   // after 16 bytes of profile, level and parallelism fields
         if (found > idc) idc = found;
+        i += 1;
     }
     switch (idc) {
     case 0: return heif_chroma_monochrome;
