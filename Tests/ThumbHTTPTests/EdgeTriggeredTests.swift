@@ -59,14 +59,7 @@ import Testing
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &a.sin_addr)
-        let connected = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
+        try #require(TestClient.connectIPv4(fd, port: port) == 0)
         // While `/slow` is pending the server keeps reading pipelined bytes
         // until it holds more than maxHeaderBytes + 64 KiB, then pauses: 300
         // requests of ~1 KiB leave most of them in the socket, where no new

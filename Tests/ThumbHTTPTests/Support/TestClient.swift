@@ -30,13 +30,21 @@ final class TestClient {
             inet_pton(AF_INET6, host, &a.sin6_addr)
             result = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
         } else {
-            var a = sockaddr_in()
-            a.sin_family = sa_family_t(AF_INET)
-            a.sin_port = port.bigEndian
-            inet_pton(AF_INET, host, &a.sin_addr)
-            result = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            result = Self.connectIPv4(fd, host: host, port: port)
         }
         if result != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
+    }
+
+    /// Connects an IPv4 socket `fd` (its options set already) to `host`:`port`;
+    /// `connect`'s result. Clients that need their own socket options use it too.
+    static func connectIPv4(_ fd: Int32, host: String = "127.0.0.1", port: UInt16) -> Int32 {
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &a.sin_addr)
+        return withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
     }
 
     init(unixPath: String) throws {
