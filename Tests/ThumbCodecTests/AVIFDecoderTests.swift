@@ -103,24 +103,25 @@ import ThumbImaging
     /// The other way round: an AV1 image under a HEIF brand has no hvcC box,
     /// so it is decoded by libavif, never by libheif's dav1d path.
     @Test func anAV1FileUnderAHEIFBrandIsDecodedByLibavif() throws {
-        let avif = Fixtures.bytes("formats/photo-420.avif")
-        #expect(Array(avif[8..<12]) == Array("avif".utf8))
-        var branded = avif
-        branded.replaceSubrange(8..<12, with: Array("heic".utf8))
-        let (bitmap, header) = try ImageDecoder.decodeBitmap(branded, maxPixels: 1 << 22)
-        #expect(header.format == .heic, "sniffed by its brand")
-        #expect(bitmap == (try ImageDecoder.decodeBitmap(avif, maxPixels: 1 << 22).bitmap))
+        try expectRebrandedDecodesTheSame("formats/photo-420.avif", from: "avif", to: "heic", sniffedAs: .heic)
     }
 
     /// A file branded AVIF whose primary item is HEVC is still decoded
     /// (by libheif, as every AVIF was before libavif took them).
     @Test func anAVIFBrandedHEVCFileFallsBackToLibheif() throws {
-        let heic = Fixtures.bytes("formats/photo-alpha.heic")
-        #expect(Array(heic[8..<12]) == Array("heic".utf8))
-        var branded = heic
-        branded.replaceSubrange(8..<12, with: Array("avif".utf8))
+        try expectRebrandedDecodesTheSame("formats/photo-alpha.heic", from: "heic", to: "avif", sniffedAs: .avif)
+    }
+
+    /// The fixture with its major brand `from` replaced by `to`: sniffed by
+    /// the new brand, decoded to exactly the original's pixels.
+    private func expectRebrandedDecodesTheSame(_ name: String, from: String, to: String, sniffedAs format: ImageFormat,
+                                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let original = Fixtures.bytes(name)
+        #expect(Array(original[8..<12]) == Array(from.utf8), sourceLocation: sourceLocation)
+        var branded = original
+        branded.replaceSubrange(8..<12, with: Array(to.utf8))
         let (bitmap, header) = try ImageDecoder.decodeBitmap(branded, maxPixels: 1 << 22)
-        #expect(header.format == .avif)
-        #expect(bitmap == (try ImageDecoder.decodeBitmap(heic, maxPixels: 1 << 22).bitmap))
+        #expect(header.format == format, "sniffed by its brand", sourceLocation: sourceLocation)
+        #expect(bitmap == (try ImageDecoder.decodeBitmap(original, maxPixels: 1 << 22).bitmap), sourceLocation: sourceLocation)
     }
 }
