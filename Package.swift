@@ -6,11 +6,12 @@ import PackageDescription
 //   ThumbImaging (bitmaps, geometry, resampling; no I/O)
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
-//   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys, ThumbJSON (error bodies)
+//   ThumbHTTP (sockets, parser, connections; no images, no JSON) → CThumbSys
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
-//   ThumbService (config, disk store, memory cache, coalescing, render queue, pipeline, stats)
-//     → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbHTTP (its config types only)
-//   ThumbAPI (routes, handler, /stats and /metrics, signing, Daemon assembly) → ThumbService, ThumbHTTP
+//   ThumbService (its configuration, disk store, memory cache, coalescing, render queue, pipeline,
+//     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON
+//   ThumbAPI (routes, handler, error answers, /stats and /metrics, signing, the config file,
+//     Daemon assembly) → ThumbService, ThumbHTTP
 //   thumbd (CLI, signals, systemd, logging) → ThumbAPI
 let package = Package(
     name: "thumbd",
@@ -38,13 +39,12 @@ let package = Package(
         .target(name: "ThumbImaging",
                 linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
-        .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbJSON"]),
+        .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
 
         .target(name: "ThumbJSON"),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
-        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP", "ThumbFetch",
-                                                     "ThumbJSON", "CCrypto"]),
-        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON"]),
+        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbFetch", "ThumbJSON", "CCrypto"]),
+        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging"]),
 
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
@@ -55,18 +55,25 @@ let package = Package(
         .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging"]),
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["FuzzDriver", "ThumbHTTP"]),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", "ThumbJSON"]),
-        .executableTarget(name: "FuzzConfig", dependencies: ["FuzzDriver", "ThumbService", "ThumbJSON"]),
+        .executableTarget(name: "FuzzConfig", dependencies: ["FuzzDriver", "ThumbAPI", "ThumbJSON"]),
         .target(name: "FuzzCurlShim", dependencies: ["CThumbCurl"]),
         .executableTarget(name: "FuzzOriginResponse", dependencies: ["FuzzDriver", "FuzzCurlShim", "ThumbFetch", "CThumbCurl"]),
         .executableTarget(name: "HTTPBench", dependencies: ["ThumbHTTP"]),
 
+        // Shared by the test targets: loopback origins, servers and clients,
+        // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
+        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP"], path: "Tests/ThumbTestSupport"),
+
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
-        .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch"]),
-        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON",
-                                                              "ThumbAPI"]),
-        .testTarget(name: "ThumbdTests", dependencies: ["thumbd"]),
+        .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
+        .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch", "CThumbCurl", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbFetch", "ThumbImaging",
+                                                              "ThumbTestSupport"]),
+        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch",
+                                                          "ThumbJSON", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
     ]
 )

@@ -1,9 +1,9 @@
 import FuzzDriver
 import Foundation
 import ThumbJSON
-import ThumbService
+import ThumbAPI
 
-// libFuzzer target over the config reader: JSON text → ServiceConfiguration.
+// libFuzzer target over the config reader: JSON text → DaemonConfiguration.
 // `parse` may only throw its typed ConfigurationError (the signature says so;
 // the fuzzer looks for traps: overflow, index, force-unwrap). A configuration
 // that loads must print (`check-config`) as JSON that loads back to the same
@@ -11,16 +11,16 @@ import ThumbService
 // it replays the files named on the command line.
 
 func fuzzOne(_ bytes: [UInt8]) {
-    let config: ServiceConfiguration
+    let config: DaemonConfiguration
     do {
-        config = try ServiceConfiguration.parse(bytes)
+        config = try DaemonConfiguration.parse(bytes)
     } catch {
         precondition(!error.description.isEmpty, "an error without a message")
         return
     }
     let printed = config.json.serialized(indent: 2)
     do {
-        let again = try ServiceConfiguration.parse(Array(printed.utf8))
+        let again = try DaemonConfiguration.parse(Array(printed.utf8))
         precondition(again.json == config.json, "reloading the printed configuration changed it: \(printed)")
     } catch {
         // Printing masks secrets as "(set)"; a masked secret may not load back.

@@ -11,14 +11,19 @@ public final class Daemon: Sendable {
     public let service: ThumbnailService
     public let handler: ServiceHandler
     public let server: HTTPServer
+    /// What the daemon runs with; a reload keeps the restart-only keys of it.
+    private let running: Mutex<DaemonConfiguration>
+    public var configuration: DaemonConfiguration { running.withLock { $0 } }
 
     /// `fetcher`: nil downloads with the real `Fetcher` under the
     /// configuration's origin rules. `accessLog` is called after every
     /// response; keep it cheap.
-    public init(configuration: ServiceConfiguration, disk: DiskStore?, fetcher: (any OriginFetching)? = nil,
+    public init(configuration: DaemonConfiguration, disk: DiskStore?, fetcher: (any OriginFetching)? = nil,
                 accessLog: (@Sendable (ResponseRecord) -> Void)? = nil) {
-        service = ThumbnailService(configuration: configuration,
-                                   fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: configuration)),
+        running = Mutex(configuration)
+        let core = configuration.service
+        service = ThumbnailService(configuration: core,
+                                   fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: core)),
                                    disk: disk)
         // The handler reports the server's figures and the server calls the
         // handler: the reference is set once, before the first request. It is
@@ -26,12 +31,13 @@ public final class Daemon: Sendable {
         // cycle, and a Daemon the tests drain and drop would never be freed.
         let serverReference = Mutex(WeakServer())
         let handler = ServiceHandler(
-            service: service,
+            service: service, security: configuration.security,
             serverStatistics: { serverReference.withLock { $0.server?.statistics } ?? ServerStatistics() },
             isDraining: { serverReference.withLock { $0.server?.isDraining } ?? false })
         self.handler = handler
         server = HTTPServer(configuration: configuration.http) { handler.handle($0, $1) }
         server.screenHead = { handler.refusal(head: $0) }
+        server.renderError = ErrorResponse.render
         server.onResponse = { record in
             handler.record(record)
             accessLog?(record)
@@ -52,15 +58,23 @@ public final class Daemon: Sendable {
     /// connection. Returns the restart-only keys that changed; those keep
     /// their running values.
     @discardableResult
-    public func reload(_ configuration: ServiceConfiguration) -> [String] {
-        let old = service.config
+    public func reload(_ configuration: DaemonConfiguration) -> [String] {
         var new = configuration
-        let changed = [("listen", new.listen != old.listen), ("workers", new.workers != old.workers),
-                       ("diskStore.path", new.diskStore.path != old.diskStore.path)].filter(\.1).map(\.0)
-        new.listen = old.listen
-        new.workers = old.workers
-        new.diskStore.path = old.diskStore.path
-        service.reload(new)
+        let changed = running.withLock { running in
+            let old = running
+            let changed = [("listen", new.listen != old.listen), ("workers", new.service.workers != old.service.workers),
+                           ("diskStore.path", new.service.diskStore.path != old.service.diskStore.path)]
+                .filter(\.1).map(\.0)
+            new.listen = old.listen
+            new.service.workers = old.service.workers
+            new.service.diskStore.path = old.service.diskStore.path
+            running = new
+            return changed
+        }
+        // Before the service's reload, which retires the handler's shortcuts
+        // past the signature: none may outlive the old key.
+        handler.update(security: new.security)
+        service.reload(new.service)
         server.update(new.http)
         return changed
     }

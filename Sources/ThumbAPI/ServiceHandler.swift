@@ -2,6 +2,7 @@ import ThumbService
 import ThumbJSON
 import Foundation
 import ThumbHTTP
+import Synchronization
 
 /// Routes HTTP requests to the thumbnail service (README § Endpoints, § Output). Runs on the
 /// server's I/O threads and never blocks: thumbnails answer through the
@@ -12,13 +13,18 @@ public final class ServiceHandler: Sendable {
     private let durations = RequestDurationHistogram()
     private let shortcuts = HitShortcuts()
     private let started = Date()
+    /// Signing key and admin token: the daemon's keys, not the service's,
+    /// replaced together with the service's on a reload.
+    private let security: Mutex<DaemonConfiguration.Security>
     /// The server's figures and drain state; set once the server exists.
     private let serverStatistics: @Sendable () -> ServerStatistics
     private let isDraining: @Sendable () -> Bool
 
-    public init(service: ThumbnailService, serverStatistics: @escaping @Sendable () -> ServerStatistics,
+    public init(service: ThumbnailService, security: DaemonConfiguration.Security,
+                serverStatistics: @escaping @Sendable () -> ServerStatistics,
                 isDraining: @escaping @Sendable () -> Bool) {
         self.service = service
+        self.security = Mutex(security)
         prefetcher = Prefetcher(service: service, concurrency: 2 * service.renders.workerCount)
         self.serverStatistics = serverStatistics
         self.isDraining = isDraining
@@ -68,7 +74,7 @@ public final class ServiceHandler: Sendable {
             return ServiceError.methodNotAllowed(allow: route.methods.joined(separator: ", ")).response
         }
         if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"),
-                                              token: service.config.security.adminToken) {
+                                              token: security.withLock(\.adminToken)) {
             return ServiceError.unauthorized.response
         }
         return nil
@@ -94,6 +100,11 @@ public final class ServiceHandler: Sendable {
     }
 
     /// For the server's `onResponse`: feeds the request-duration histogram of `/metrics`.
+    /// A reload's new signing key and admin token.
+    func update(security new: DaemonConfiguration.Security) {
+        security.withLock { $0 = new }
+    }
+
     public func record(_ response: ResponseRecord) {
         durations.observe(seconds: response.milliseconds / 1000, outcome: .init(xCache: response.cache))
     }
@@ -127,13 +138,13 @@ public final class ServiceHandler: Sendable {
         } else {
             let config = service.config
             // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
-            if let key = config.security.signingKey, !URLSignature.verify(target: request.target, key: key) {
-                return responder.respond(Self.thumbnailError(.badSignature, config.output, varies: false))
+            if let key = security.withLock(\.signingKey), !URLSignature.verify(target: request.target, key: key) {
+                return responder.respond(ServiceError.badSignature.thumbnailResponse(config.output, varies: false))
             }
             do {
                 parsed = try ThumbnailRequest(query: request.query, config: config, accept: key.accept)
             } catch {
-                return responder.respond(Self.thumbnailError(error, config.output, varies: false))
+                return responder.respond(error.thumbnailResponse(config.output, varies: false))
             }
             shortcuts.remember(key, .init(request: parsed, fields: nil), generation: generation)
         }
@@ -143,7 +154,7 @@ public final class ServiceHandler: Sendable {
             let output = service.config.output
             switch result {
             case .failure(let error):
-                responder.respond(Self.thumbnailError(error, output, varies: varies))
+                responder.respond(error.thumbnailResponse(output, varies: varies))
             case .success(let answer):
                 let fields = AnswerFields(answer.rendition, cacheControl: Self.cacheControl(output), varies: varies)
                 responder.respond(fields.response(answer.rendition, cache: answer.cache, ifNoneMatch: ifNoneMatch))
@@ -155,17 +166,6 @@ public final class ServiceHandler: Sendable {
     static func cacheControl(_ output: ServiceConfiguration.Output) -> String {
         let swr = output.staleWhileRevalidateSeconds
         return "public, max-age=\(output.cacheMaxAgeSeconds)" + (swr > 0 ? ", stale-while-revalidate=\(swr)" : "")
-    }
-
-    /// A `/thumbnail` error: answers about the source itself (404, 415, 422)
-    /// may be cached briefly so a CDN does not hammer it; transient ones
-    /// (502, 503, 504) and refusals must not be, or an outage is cached.
-    static func thumbnailError(_ error: ServiceError, _ output: ServiceConfiguration.Output,
-                               varies: Bool) -> HTTPResponse {
-        var response = error.response
-        response.headers.append(("Cache-Control", error.isLasting ? "public, max-age=\(output.errorMaxAgeSeconds)" : "no-store"))
-        if varies { response.headers.append(("Vary", "Accept")) }
-        return response
     }
 
     /// `POST /prefetch` (README § Prefetch): validated whole, queued, answered at once.

@@ -24,6 +24,7 @@ final class Connection: @unchecked Sendable {
     /// ends when the connection closes and the server drops it.
     private let server: HTTPServer
     private var machine: Machine
+    private let renderError: HTTPError.Renderer
     private var timer: DispatchSourceTimer?
     /// The state machine paused reading (back-pressure).
     private var readSuspended = false
@@ -57,12 +58,13 @@ final class Connection: @unchecked Sendable {
     private var refusedForRoom = false
 
     init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: Machine.Limits,
-         screenHead: @escaping (HTTPRequest) -> HTTPResponse?) {
+         screenHead: @escaping (HTTPRequest) -> HTTPResponse?, renderError: @escaping HTTPError.Renderer) {
         self.id = id
         self.fd = fd
         self.io = io
         self.server = server
-        machine = Machine(limits: limits, screenHead: screenHead)
+        self.renderError = renderError
+        machine = Machine(limits: limits, screenHead: screenHead, renderError: renderError)
     }
 
     static func now() -> Machine.Instant { DispatchTime.now().uptimeNanoseconds }
@@ -243,7 +245,7 @@ final class Connection: @unchecked Sendable {
             // Neither written nor kept: the body goes now, and a small answer,
             // not charged (the budget is full; it is under 300 bytes and
             // bound by the send timeout), tells the client to come back.
-            sent = HTTPError.noRoomForResponse.response
+            sent = renderError(.noRoomForResponse)
             sent.omitBody = response.omitBody
             head.removeAll(keepingCapacity: true)
             ResponseHead.write(sent, keepAlive: false, into: &head)

@@ -67,9 +67,9 @@ extension ConnectionStateMachine {
             return interim
         }
 
-        /// The server's own error answer; the connection closes after it.
-        init(error: HTTPError) {
-            self.init(response: error.response, keepAlive: false, method: "-", path: "-", elapsed: 0)
+        /// The server's own error answer, rendered; the connection closes after it.
+        init(error: HTTPResponse) {
+            self.init(response: error, keepAlive: false, method: "-", path: "-", elapsed: 0)
         }
     }
 }

@@ -80,10 +80,14 @@ struct ConnectionStateMachine {
     /// The application's look at a head that expects `100 Continue`: a
     /// response refuses it before its body is sent (README § HTTP server).
     private let screenHead: (HTTPRequest) -> HTTPResponse?
+    /// The application's rendering of the errors this machine answers itself.
+    private let renderError: (HTTPError) -> HTTPResponse
 
-    init(limits: Limits, screenHead: @escaping (HTTPRequest) -> HTTPResponse? = { _ in nil }) {
+    init(limits: Limits, screenHead: @escaping (HTTPRequest) -> HTTPResponse? = { _ in nil },
+         renderError: @escaping (HTTPError) -> HTTPResponse = HTTPError.plainText) {
         self.limits = limits
         self.screenHead = screenHead
+        self.renderError = renderError
         parser = RequestParser(maxHeaderBytes: limits.maxHeaderBytes)
     }
 
@@ -193,7 +197,7 @@ struct ConnectionStateMachine {
             state = .writing(nil, closeAfter: true)
             armDeadline(.send, now: now)
             actions.timer = timerToSchedule()
-            actions.next = .write(OutgoingResponse(error: .requestTimeout))
+            actions.next = .write(OutgoingResponse(error: renderError(.requestTimeout)))
         case (.send, _):
             actions.sendTimedOut = true
             close(&actions)
@@ -253,7 +257,7 @@ struct ConnectionStateMachine {
         case .error(let error)?:
             armDeadline(.send, now: now)
             state = .writing(nil, closeAfter: true)
-            actions.next = .write(OutgoingResponse(error: error))
+            actions.next = .write(OutgoingResponse(error: renderError(error)))
         case .continueExpected(let head)?:
             if let refusal = screenHead(head) {
                 // The final status at once; the body may follow anyway, so the

@@ -1,4 +1,3 @@
-import ThumbJSON
 
 /// A response to send. The body is an array, so a cached body is shared, not
 /// copied, when many responses carry it.
@@ -51,46 +50,5 @@ public struct HTTPResponse: Sendable {
         case 504: "Gateway Timeout"
         default: "Status \(status)"
         }
-    }
-}
-
-/// A protocol-level error the server answers itself (README § Errors codes), with the
-/// JSON body every thumbd error carries.
-public struct HTTPError: Error, Equatable, Sendable {
-    public let status: Int
-    public let code: String
-    public let message: String
-
-    public init(status: Int, code: String, message: String) {
-        self.status = status
-        self.code = code
-        self.message = message
-    }
-
-    static func badRequest(_ message: String) -> HTTPError { HTTPError(status: 400, code: "bad_request", message: message) }
-    static let requestTimeout = HTTPError(status: 408, code: "request_timeout", message: "request head not received in time")
-    static let lengthRequired = HTTPError(status: 411, code: "length_required", message: "request bodies need Content-Length; chunked is not accepted")
-    static let payloadTooLarge = HTTPError(status: 413, code: "payload_too_large", message: "request body over 1 MiB")
-    static let expectationFailed = HTTPError(status: 417, code: "expectation_failed", message: "the only expectation understood is 100-continue")
-    static let uriTooLong = HTTPError(status: 414, code: "uri_too_long", message: "request target longer than 8 KiB")
-    static let headersTooLarge = HTTPError(status: 431, code: "headers_too_large", message: "request head too large")
-    /// A finished response found no room in `http.maxPendingResponseBytes`,
-    /// neither to be written nor to wait (README § HTTP server, Slow readers).
-    /// Same code as a full render queue: either way the client should retry shortly.
-    static let noRoomForResponse = HTTPError(status: 503, code: "overloaded",
-                                             message: "too many response bytes waiting for slow clients")
-
-    /// The JSON error response: `{"error": CODE, "message": TEXT}`. A `503`
-    /// (overload, whichever layer saw it) tells the client when to retry.
-    public var response: HTTPResponse {
-        let body = JSONValue.object([("error", .string(code)), ("message", .string(message))]).serialized()
-        return HTTPResponse.json(status: status, body, headers: status == 503 ? [("Retry-After", "1")] : [])
-    }
-}
-
-extension HTTPResponse {
-    /// A JSON response.
-    public static func json(status: Int, _ text: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(text.utf8))
     }
 }

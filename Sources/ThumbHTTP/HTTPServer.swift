@@ -22,6 +22,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// closes after it), nil sends `100 Continue`. Set before `listen`.
     /// Must not block; it runs on a socket thread.
     public var screenHead: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+    /// Renders the errors the server answers itself (408, 413, 431, the
+    /// no-room 503, …), so their body is the application's. Set before `listen`.
+    public var renderError: HTTPError.Renderer = HTTPError.plainText
 
     private struct State {
         var stats = ServerStatistics()
@@ -134,7 +137,7 @@ public final class HTTPServer: @unchecked Sendable {
                 s.nextID += 1
                 let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
                                    server: self, limits: ConnectionStateMachine.Limits(limits),
-                                   screenHead: { [screenHead] in screenHead?($0) })
+                                   screenHead: { [screenHead] in screenHead?($0) }, renderError: renderError)
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count
                 return c

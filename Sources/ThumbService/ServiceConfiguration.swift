@@ -1,11 +1,11 @@
-import ThumbHTTP
 import ThumbImaging
 
-/// thumbd's configuration (README § Configuration). Every field has the documented default,
-/// so `ServiceConfiguration()` is the built-in configuration.
+/// What the service core reads of thumbd's configuration (README § Configuration):
+/// renders, caches, the disk store, limits, origins and output. The daemon's
+/// own keys (`listen`, `http`, `security`, `log`) and the config file itself
+/// belong to ThumbAPI's `DaemonConfiguration`, so the core never learns that
+/// an HTTP server exists. Every field has the documented default.
 public struct ServiceConfiguration: Equatable, Sendable {
-    /// `HOST:PORT`, `[IPv6]:PORT` or `unix:/path`.
-    public var listen = "127.0.0.1:8080"
     /// Render threads; 0 = one per CPU.
     public var workers = 0
     /// Renders allowed to wait; past that, `503 overloaded`.
@@ -15,10 +15,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var diskStore = DiskStore()
     public var limits = Limits()
     public var origin = Origin()
-    public var http = HTTP()
     public var output = Output()
-    public var security = Security()
-    public var log = Log()
 
     public init() {}
 
@@ -54,9 +51,6 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var maxConcurrentFetches = 64
     }
 
-    /// The HTTP server's own limits type, so its defaults are written once.
-    public typealias HTTP = HTTPServerConfiguration
-
     public struct Output: Equatable, Sendable {
         public var defaultQuality = 82
         public var cacheMaxAgeSeconds = 86_400
@@ -72,21 +66,16 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var presets: [String: Preset] = [:]
     }
 
-    public struct Security: Equatable, Sendable {
-        public var signingKey: String?
-        public var adminToken: String?
-    }
-
-    public struct Log: Equatable, Sendable {
-        public var level: LogLevel = .info
-        public var accessLog = true
-    }
-
     /// A `WxH` box from `output.allowedSizes`.
     public struct Size: Hashable, Sendable, CustomStringConvertible {
         public var width: Int
         public var height: Int
         public var description: String { "\(width)x\(height)" }
+
+        public init(width: Int, height: Int) {
+            self.width = width
+            self.height = height
+        }
     }
 
     /// A named set of defaults for `/thumbnail` (README § Configuration).
@@ -96,13 +85,14 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var fit: Fit?
         public var format: OutputFormat?
         public var quality: Int?
+
+        public init(width: Int? = nil, height: Int? = nil, fit: Fit? = nil, format: OutputFormat? = nil,
+                    quality: Int? = nil) {
+            self.width = width
+            self.height = height
+            self.fit = fit
+            self.format = format
+            self.quality = quality
+        }
     }
-}
-
-/// `log.level`.
-public enum LogLevel: String, Sendable, Comparable, CaseIterable {
-    case debug, info, warning, error
-
-    private var rank: Int { LogLevel.allCases.firstIndex(of: self)! }
-    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rank < b.rank }
 }

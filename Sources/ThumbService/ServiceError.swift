@@ -1,9 +1,10 @@
 /// Every way a thumbd request can fail, one case per README § Errors error code.
 ///
-/// `status` and `code` are the only mapping from failures to HTTP: every layer
-/// below converts its own typed error into one of these cases. The HTTP layer
-/// answers the errors of a request it cannot read (413, 414, 431, 408, …)
-/// itself, before any of this runs.
+/// Every layer below converts its own typed error into one of these cases;
+/// ThumbAPI's `ServiceError+HTTP.swift` is the one place they become HTTP
+/// (status, code, body, headers, caching). The HTTP layer answers the errors
+/// of a request it cannot read (413, 414, 431, 408, …) itself, before any of
+/// this runs.
 public enum ServiceError: Error, Equatable, Sendable {
     case badRequest(String)
     case unauthorized
@@ -24,44 +25,6 @@ public enum ServiceError: Error, Equatable, Sendable {
     case overloaded
     case originTimeout(String)
 
-    /// The HTTP status README § Errors assigns.
-    public var status: Int {
-        switch self {
-        case .badRequest: 400
-        case .unauthorized: 401
-        case .forbiddenSource, .badSignature: 403
-        case .notFound, .sourceNotFound: 404
-        case .methodNotAllowed: 405
-        case .unsupportedFormat: 415
-        case .sourceTooLarge, .imageTooLarge, .corruptImage, .renderTimedOut: 422
-        case .internalError: 500
-        case .originError: 502
-        case .overloaded: 503
-        case .originTimeout: 504
-        }
-    }
-
-    /// The JSON `error` code README § Errors assigns.
-    public var code: String {
-        switch self {
-        case .badRequest: "bad_request"
-        case .unauthorized: "unauthorized"
-        case .forbiddenSource: "forbidden_source"
-        case .badSignature: "bad_signature"
-        case .notFound: "not_found"
-        case .sourceNotFound: "source_not_found"
-        case .methodNotAllowed: "method_not_allowed"
-        case .unsupportedFormat: "unsupported_format"
-        case .sourceTooLarge: "source_too_large"
-        case .imageTooLarge: "image_too_large"
-        case .corruptImage, .renderTimedOut: "corrupt_image"
-        case .internalError: "internal_error"
-        case .originError: "origin_error"
-        case .overloaded: "overloaded"
-        case .originTimeout: "origin_timeout"
-        }
-    }
-
     /// A human-readable explanation for the JSON `message` field and logs.
     public var message: String {
         switch self {
@@ -77,6 +40,30 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .sourceTooLarge(let limit): "source larger than \(limit) bytes"
         case .overloaded: "render queue full; retry later"
         case .renderTimedOut: "the render took longer than limits.maxRenderSeconds and was stopped"
+        }
+    }
+
+    /// Who may keep a failure, and so replay it without asking the origin
+    /// again. The negative cache keeps what is not `.momentary`; a client or
+    /// CDN may cache only what is `.lasting` (README § Sources and limits, § Output).
+    public enum Lifetime: Sendable {
+        /// Caused by load, time or the request itself (timeouts, overload,
+        /// refusals, an unknown path, a render stopped at its deadline): kept by nobody.
+        case momentary
+        /// The origin failed (502): remembered for `origin.negativeCacheSeconds`
+        /// to spare it a storm, but never cached downstream, or an outage is cached.
+        case remembered
+        /// A fact about the source itself (404, 415, 422): remembered, and
+        /// cacheable for `output.errorMaxAgeSeconds`.
+        case lasting
+    }
+
+    public var lifetime: Lifetime {
+        switch self {
+        case .sourceNotFound, .unsupportedFormat, .corruptImage, .imageTooLarge, .sourceTooLarge: .lasting
+        case .originError: .remembered
+        case .badRequest, .unauthorized, .forbiddenSource, .badSignature, .notFound, .methodNotAllowed,
+             .renderTimedOut, .internalError, .overloaded, .originTimeout: .momentary
         }
     }
 }

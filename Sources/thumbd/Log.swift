@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
-import ThumbService
+import ThumbAPI
 
 /// One line per event on stderr, with a level; under journald (`JOURNAL_STREAM`
 /// set) lines carry `<N>` syslog priorities instead of a timestamp, which the

@@ -14,9 +14,9 @@ enum Reload {
             log.write(.info, "reload: no --config file; built-in defaults stay in force")
             return
         }
-        var new: ServiceConfiguration
+        var new: DaemonConfiguration
         do {
-            new = try ServiceConfiguration.load(path: path)
+            new = try DaemonConfiguration.load(path: path)
         } catch {
             log.write(.error, "reload failed, keeping the old configuration: \(error)")
             return

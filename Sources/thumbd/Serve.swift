@@ -8,10 +8,10 @@ import ThumbService
 /// `thumbd [--config FILE] [--listen ADDR]`: the service, in the foreground.
 enum Serve {
     static func run(configPath: String?, listen: String?) -> Int32 {
-        var config = ServiceConfiguration()
+        var config = DaemonConfiguration()
         if let configPath {
             do {
-                config = try ServiceConfiguration.load(path: configPath)
+                config = try DaemonConfiguration.load(path: configPath)
             } catch {
                 FileHandle.standardError.write(Data("thumbd: \(error)\n".utf8))
                 return 2
@@ -32,13 +32,13 @@ enum Serve {
             address = inherited
             unsetenv("LISTEN_FDS"); unsetenv("LISTEN_PID"); unsetenv("LISTEN_FDNAMES")
         }
-        guard let storePath = config.diskStore.resolvedPath(environment: env) else {
+        guard let storePath = config.service.diskStore.resolvedPath(environment: env) else {
             log.write(.error, "disk store: set diskStore.path (no CACHE_DIRECTORY, XDG_CACHE_HOME or HOME)")
             return 1
         }
         let disk: DiskStore
         do {
-            disk = try DiskStore(directory: storePath, maxBytes: config.diskStore.maxBytes) { log.write(.warning, $0) }
+            disk = try DiskStore(directory: storePath, maxBytes: config.service.diskStore.maxBytes) { log.write(.warning, $0) }
         } catch {
             log.write(.error, "disk store: \(error.message)")
             return 1

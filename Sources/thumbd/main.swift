@@ -1,5 +1,5 @@
 import Foundation
-import ThumbService
+import ThumbAPI
 
 // Entry point: parse the command line, run one command, exit with its status
 // (README § Command line: 0 success, 1 runtime failure, 2 usage or configuration error).
@@ -22,7 +22,7 @@ case .serve(let configPath, let listen):
     exit(Serve.run(configPath: configPath, listen: listen))
 case .checkConfig(let path):
     do {
-        let config = try ServiceConfiguration.load(path: path)
+        let config = try DaemonConfiguration.load(path: path)
         print(config.json.serialized(indent: 2))
     } catch {
         FileHandle.standardError.write(Data("thumbd: \(error)\n".utf8))

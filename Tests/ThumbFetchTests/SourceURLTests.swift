@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 @testable import ThumbFetch
 
 /// A source URL taken apart (README § API: /thumbnail `url`, §6): pure parsing, no network.

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 private let second: UInt64 = 1_000_000_000

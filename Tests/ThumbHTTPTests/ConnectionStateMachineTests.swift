@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 private typealias Machine = ConnectionStateMachine

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// The drain (README § Service life) answers what the client sent before it began.
@@ -25,7 +26,7 @@ import Testing
         let client = try TestClient(port: port)
         client.send("GET /first HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(client.readResponse()?.status == 200)
-        #expect(waitUntil(seconds: 5) { server.statistics.requestsActive == 0 })
+        #expect(eventually(5) { server.statistics.requestsActive == 0 })
         let connection = try #require(server.openConnections.first)
 
         let sent = DispatchSemaphore(value: 0)

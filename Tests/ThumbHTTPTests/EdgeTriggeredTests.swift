@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// The hazards of edge-triggered sockets (README § Benchmarks and fuzzing):
@@ -36,7 +37,7 @@ import Testing
         client.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
         // The 4 MiB cannot fit the socket buffers of a client that reads
         // nothing: the server's write hits EAGAIN and waits for a writable edge.
-        #expect(waitUntil { server.statistics.pendingResponseBytes > 0 })
+        #expect(eventually { server.statistics.pendingResponseBytes > 0 })
         usleep(200_000)
         #expect(server.statistics.pendingResponseBytes > 0, "the response should still be waiting for room")
         client.send("GET /next?n=2 HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -59,7 +60,7 @@ import Testing
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        try #require(TestClient.connectIPv4(fd, port: port) == 0)
+        try #require(Loopback.connect(fd, port: port) == 0)
         // While `/slow` is pending the server keeps reading pipelined bytes
         // until it holds more than maxHeaderBytes + 64 KiB, then pauses: 300
         // requests of ~1 KiB leave most of them in the socket, where no new

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 private let second: UInt64 = 1_000_000_000

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// `http.maxPendingResponseBytes` (README § HTTP server, Slow readers):
@@ -139,8 +140,8 @@ import Testing
             slow.append(try SlowReader(port: port, request: "GET /big HTTP/1.1\r\nHost: h\r\n\r\n"))
             usleep(100_000)
         }
-        #expect(waitUntil(seconds: 5) { server.statistics.requestsTotal == 8 })
-        #expect(waitUntil(seconds: 5) { server.statistics.connectionsClosedForRoom >= 4 },
+        #expect(eventually(5) { server.statistics.requestsTotal == 8 })
+        #expect(eventually(5) { server.statistics.connectionsClosedForRoom >= 4 },
                 "\(server.statistics.connectionsClosedForRoom) closed")
         #expect(server.statistics.pendingResponseBytes <= budget)
 
@@ -161,7 +162,7 @@ import Testing
             #expect(!cut[firstKept...].contains(true), "the stalest (earliest) are closed first: \(cut)")
         }
         slow.removeAll()
-        #expect(waitUntil(seconds: 5) { server.statistics.connectionsOpen == 2 && server.statistics.pendingResponseBytes == 0 },
+        #expect(eventually(5) { server.statistics.connectionsOpen == 2 && server.statistics.pendingResponseBytes == 0 },
                 "only the two normal clients are left, nothing charged")
     }
 

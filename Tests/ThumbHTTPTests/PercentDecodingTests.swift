@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// Strict percent-decoding of request targets (RFC 3986 §2.1), pure.

@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 @Suite struct RequestParserTests {
@@ -97,10 +98,11 @@ import Testing
         #expect(requests(parseAll(bigHead, maxHeaderBytes: 16_384)).count == 1)
     }
 
-    @Test func errorResponsesCarryTheJSONBody() {
-        let r = HTTPError(status: 431, code: "headers_too_large", message: "a \"b\"").response
-        #expect(r.status == 431 && r.header("content-type") == "application/json")
-        #expect(String(decoding: r.body, as: UTF8.self) == #"{"error":"headers_too_large","message":"a \"b\""}"#)
+    /// The transport knows no JSON: until the application renders its errors, a server says them as text.
+    @Test func errorsRenderAsPlainTextByDefault() {
+        let r = HTTPError.plainText(HTTPError(status: 431, code: "headers_too_large", message: "a \"b\""))
+        #expect(r.status == 431 && r.header("content-type") == "text/plain")
+        #expect(String(decoding: r.body, as: UTF8.self) == "headers_too_large: a \"b\"\n")
     }
 }
 

@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// RFC 9112 strictness of the request head (README § HTTP server): what a

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 private let second: UInt64 = 1_000_000_000
@@ -61,10 +62,10 @@ private typealias Machine = ConnectionStateMachine
         let reader = try TestClient(port: port)
         reader.send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(reader.readResponse()?.body.count == 16 << 20)
-        #expect(waitUntil(seconds: 5) { server.statistics.sendTimeouts == 1 })
+        #expect(eventually(5) { server.statistics.sendTimeouts == 1 })
         let elapsed = Date().timeIntervalSince(start)
         #expect(elapsed >= 0.4 && elapsed < 3, "\(elapsed) s")
-        #expect(waitUntil(seconds: 5) { server.statistics.connectionsOpen == 1 && server.statistics.requestsActive == 0 })
+        #expect(eventually(5) { server.statistics.connectionsOpen == 1 && server.statistics.requestsActive == 0 })
         let (received, ended) = stuck.readToEnd()
         #expect(ended && received < 16 << 20, "cut short: \(received) bytes")
         #expect(server.statistics.pendingResponseBytes == 0)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// A stopped server is freed, with its connections: nothing it made (listener
@@ -19,12 +20,12 @@ import Testing
             #expect(served.readResponse()?.status == 200)
             let partial = try TestClient(port: port)
             partial.send("GET /b HTTP/1.1\r\nHo")
-            #expect(waitUntil(seconds: 5) { server.openConnections.count == 2 })
+            #expect(eventually(5) { server.openConnections.count == 2 })
             freedConnection = server.openConnections.first
             server.stop()
             #expect(served.isClosedByPeer() && partial.isClosedByPeer())
         }
-        #expect(waitUntil(seconds: 5) { freedServer == nil && freedConnection == nil },
+        #expect(eventually(5) { freedServer == nil && freedConnection == nil },
                 "server freed: \(freedServer == nil), connection freed: \(freedConnection == nil)")
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import Testing
+import ThumbTestSupport
 @testable import ThumbService
 
 /// Collects what each waiter was handed, in the order it was handed.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ThumbTestSupport
 @testable import ThumbService
 
 /// README § Configuration `diskStore`: a store that cannot be written keeps

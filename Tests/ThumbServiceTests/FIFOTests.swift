@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 @testable import ThumbService
 
 private final class Payload {}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbTestSupport
 @testable import ThumbFetch
 @testable import ThumbService
 

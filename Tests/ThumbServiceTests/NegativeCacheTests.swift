@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import ThumbTestSupport
 @testable import ThumbService
 
 /// A wall clock the test moves by hand.

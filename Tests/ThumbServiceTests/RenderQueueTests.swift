@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ThumbTestSupport
 @testable import ThumbService
 
 /// A gate jobs block on until the test opens it.

@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 import ThumbImaging
 @testable import ThumbService
 
@@ -78,7 +79,14 @@ import ThumbImaging
             _ = try parse(pairs)
             Issue.record("accepted \(pairs)")
         } catch {
-            #expect(error.status == 400 && error.code == "bad_request")
+            guard case .badRequest = error else { Issue.record("\(pairs): \(error), not bad_request"); return }
         }
+    }
+
+    @Test func requestsOfTwoSpellingsShareOneSource() throws {
+        let config = ServiceConfiguration()
+        let a = try ThumbnailRequest(query: [("url", "HTTP://Cdn.Example:80/x/../a.jpg#f"), ("w", "10")], config: config)
+        let b = try ThumbnailRequest(query: [("url", "http://cdn.example/a.jpg"), ("w", "10")], config: config)
+        #expect(a == b && a.sourceURL == "http://cdn.example/a.jpg")
     }
 }

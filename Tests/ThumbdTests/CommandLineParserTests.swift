@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 import ThumbImaging
 @testable import thumbd
 

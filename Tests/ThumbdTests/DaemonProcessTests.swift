@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import ThumbTestSupport
 
 /// The real `thumbd` binary as a service: started, asked, killed, restarted.
 @Suite(.serialized) struct DaemonProcessTests {

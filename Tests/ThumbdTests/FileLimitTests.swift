@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import ThumbTestSupport
 
 /// The real binary raises its soft open-file limit to the hard one, and warns
 /// when even that is below `http.maxConnections` plus headroom.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import ThumbTestSupport
 
 /// The real `thumbd` binary under a fake systemd (README § Configuration–§ Service life): notifications on
 /// a test-owned `NOTIFY_SOCKET`, the watchdog, SIGHUP reloads that keep

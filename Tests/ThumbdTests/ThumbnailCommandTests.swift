@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbTestSupport
 @testable import thumbd
 
 /// Runs the real `thumbd` binary, as an operator would.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ThumbTestSupport
 import ThumbService
 @testable import thumbd
 

@@ -25,19 +25,9 @@ final class NegativeCache: Sendable {
         self.now = now
     }
 
-    /// Whether README § Sources and limits says this failure is remembered.
-    static func isRemembered(_ error: ServiceError) -> Bool {
-        switch error {
-        case .sourceNotFound, .unsupportedFormat, .corruptImage, .imageTooLarge, .sourceTooLarge, .originError:
-            true
-        default:
-            false
-        }
-    }
-
     func remember(_ url: String, _ error: ServiceError) {
         let seconds = ttl.withLock { $0 }
-        guard Self.isRemembered(error), seconds > 0 else { return }
+        guard error.lifetime != .momentary, seconds > 0 else { return }
         let t = now()
         table.withLock { table in
             table.entries[url] = (error, t + seconds)

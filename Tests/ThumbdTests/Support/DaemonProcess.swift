@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ThumbTestSupport
 
 /// The real `thumbd` binary, started with `posix_spawn` so that a test controls
 /// exactly what the child inherits: its environment (the test runner's own

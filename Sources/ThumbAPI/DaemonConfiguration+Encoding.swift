@@ -1,0 +1,73 @@
+import ThumbJSON
+import ThumbService
+
+extension DaemonConfiguration {
+    /// The effective configuration as JSON, in the shape of the config file
+    /// (what `thumbd check-config` prints). Secrets are masked.
+    public var json: JSONValue {
+        func opt(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        func secret(_ s: String?) -> JSONValue { s == nil ? .null : .string("(set)") }
+        let presets: [(key: String, value: JSONValue)] = service.output.presets.sorted { $0.key < $1.key }.map { name, p in
+            var fields: [(key: String, value: JSONValue)] = []
+            if let w = p.width { fields.append(("w", .integer(w))) }
+            if let h = p.height { fields.append(("h", .integer(h))) }
+            if let f = p.fit { fields.append(("fit", .string(f.rawValue))) }
+            if let f = p.format { fields.append(("format", .string(f.rawValue))) }
+            if let q = p.quality { fields.append(("q", .integer(q))) }
+            return (name, .object(fields))
+        }
+        return .object([
+            ("listen", .string(listen)),
+            ("workers", .integer(service.workers)),
+            ("maxQueue", .integer(service.maxQueue)),
+            ("memoryCacheBytes", .integer(service.memoryCacheBytes)),
+            ("diskStore", .object([
+                ("path", opt(service.diskStore.path)),
+                ("maxBytes", .integer(service.diskStore.maxBytes)),
+                ("ttlSeconds", .integer(service.diskStore.ttlSeconds)),
+            ])),
+            ("limits", .object([
+                ("maxSourceBytes", .integer(service.limits.maxSourceBytes)),
+                ("maxSourcePixels", .integer(service.limits.maxSourcePixels)),
+                ("maxOutputDimension", .integer(service.limits.maxOutputDimension)),
+                ("maxDecodeMemoryBytes", .integer(service.limits.maxDecodeMemoryBytes)),
+                ("maxRenderSeconds", .number(service.limits.maxRenderSeconds)),
+            ])),
+            ("origin", .object([
+                ("timeoutSeconds", .number(service.origin.timeoutSeconds)),
+                ("connectTimeoutSeconds", .number(service.origin.connectTimeoutSeconds)),
+                ("maxRedirects", .integer(service.origin.maxRedirects)),
+                ("allowedHosts", .array(service.origin.allowedHosts.map(JSONValue.string))),
+                ("allowPrivateNetworks", .bool(service.origin.allowPrivateNetworks)),
+                ("negativeCacheSeconds", .number(service.origin.negativeCacheSeconds)),
+                ("caFile", service.origin.caFile.map(JSONValue.string) ?? .null),
+                ("maxConcurrentFetches", .integer(service.origin.maxConcurrentFetches)),
+            ])),
+            ("http", .object([
+                ("maxConnections", .integer(http.maxConnections)),
+                ("maxHeaderBytes", .integer(http.maxHeaderBytes)),
+                ("requestTimeoutSeconds", .number(http.requestTimeoutSeconds)),
+                ("idleTimeoutSeconds", .number(http.idleTimeoutSeconds)),
+                ("sendTimeoutSeconds", .number(http.sendTimeoutSeconds)),
+                ("maxPendingResponseBytes", .integer(http.maxPendingResponseBytes)),
+            ])),
+            ("output", .object([
+                ("defaultQuality", .integer(service.output.defaultQuality)),
+                ("cacheMaxAgeSeconds", .integer(service.output.cacheMaxAgeSeconds)),
+                ("staleWhileRevalidateSeconds", .integer(service.output.staleWhileRevalidateSeconds)),
+                ("errorMaxAgeSeconds", .integer(service.output.errorMaxAgeSeconds)),
+                ("autoFormats", .array(service.output.autoFormats.map { .string($0.rawValue) })),
+                ("allowedSizes", .array(service.output.allowedSizes.map { .string($0.description) })),
+                ("presets", .object(presets)),
+            ])),
+            ("security", .object([
+                ("signingKey", secret(security.signingKey)),
+                ("adminToken", secret(security.adminToken)),
+            ])),
+            ("log", .object([
+                ("level", .string(log.level.rawValue)),
+                ("accessLog", .bool(log.accessLog)),
+            ])),
+        ])
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import ThumbFetch
+import ThumbImaging
+import ThumbService
+import ThumbJSON
+
+extension ServiceConfiguration {
+    /// Takes the service core's keys from the top level of the config file
+    /// (README § Configuration); `DaemonConfiguration.parse` takes the rest.
+    mutating func read(_ r: inout ConfigReader) throws(ConfigurationError) {
+        if let v = try r.integer("workers", 0...1024) { workers = v }
+        if let v = try r.integer("maxQueue", 1...1_000_000) { maxQueue = v }
+        if let v = try r.integer("memoryCacheBytes", 0...Int.max) { memoryCacheBytes = v }
+        if var d = try r.object("diskStore") {
+            if let v = try d.nullableString("path") {
+                if let p = v, p.isEmpty { throw ConfigurationError(key: "diskStore.path", "must not be empty") }
+                diskStore.path = v
+            }
+            if let v = try d.integer("maxBytes", 0...Int.max) { diskStore.maxBytes = v }
+            if let v = try d.integer("ttlSeconds", 0...Int.max) { diskStore.ttlSeconds = v }
+            try d.finish()
+        }
+        if var l = try r.object("limits") {
+            if let v = try l.integer("maxSourceBytes", 1...Int.max) { limits.maxSourceBytes = v }
+            if let v = try l.integer("maxSourcePixels", 1...Int.max) { limits.maxSourcePixels = v }
+            if let v = try l.integer("maxOutputDimension", 1...65_535) { limits.maxOutputDimension = v }
+            if let v = try l.integer("maxDecodeMemoryBytes", 1...Int.max) { limits.maxDecodeMemoryBytes = v }
+            if let v = try l.seconds("maxRenderSeconds", 0.001...86_400) { limits.maxRenderSeconds = v }
+            try l.finish()
+        }
+        if var o = try r.object("origin") {
+            if let v = try o.seconds("timeoutSeconds", 0.001...86_400) { origin.timeoutSeconds = v }
+            if let v = try o.seconds("connectTimeoutSeconds", 0.001...86_400) { origin.connectTimeoutSeconds = v }
+            if let v = try o.integer("maxRedirects", 0...20) { origin.maxRedirects = v }
+            if let v = try o.strings("allowedHosts") {
+                for host in v where !HostPattern.isValid(host) {
+                    throw ConfigurationError(key: "origin.allowedHosts", "'\(host)' is not a host name or *.domain pattern")
+                }
+                origin.allowedHosts = v
+            }
+            if let v = try o.bool("allowPrivateNetworks") { origin.allowPrivateNetworks = v }
+            if let v = try o.seconds("negativeCacheSeconds", 0...86_400 * 365) { origin.negativeCacheSeconds = v }
+            if let v = try o.nullableString("caFile") {
+                if let path = v {
+                    var isDirectory: ObjCBool = false
+                    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                          FileManager.default.isReadableFile(atPath: path) else {
+                        throw ConfigurationError(key: "origin.caFile", "'\(path)' is not a readable file")
+                    }
+                }
+                origin.caFile = v
+            }
+            if let v = try o.integer("maxConcurrentFetches", 1...1024) { origin.maxConcurrentFetches = v }
+            try o.finish()
+        }
+        if var o = try r.object("output") {
+            if let v = try o.integer("defaultQuality", 1...100) { output.defaultQuality = v }
+            if let v = try o.integer("cacheMaxAgeSeconds", 0...Int(Int32.max)) { output.cacheMaxAgeSeconds = v }
+            if let v = try o.integer("staleWhileRevalidateSeconds", 0...Int(Int32.max)) {
+                output.staleWhileRevalidateSeconds = v
+            }
+            if let v = try o.integer("errorMaxAgeSeconds", 0...Int(Int32.max)) { output.errorMaxAgeSeconds = v }
+            if let v = try o.strings("autoFormats") {
+                var formats: [OutputFormat] = []
+                for name in v {
+                    guard let format = OutputFormat(rawValue: name), format == .webp || format == .avif else {
+                        throw ConfigurationError(key: "output.autoFormats", "'\(name)' is not avif or webp")
+                    }
+                    guard !formats.contains(format) else {
+                        throw ConfigurationError(key: "output.autoFormats", "'\(name)' is listed twice")
+                    }
+                    formats.append(format)
+                }
+                output.autoFormats = formats
+            }
+            if let v = try o.strings("allowedSizes") {
+                output.allowedSizes = try v.map { s throws(ConfigurationError) in
+                    guard let size = Size(parsing: s) else {
+                        throw ConfigurationError(key: "output.allowedSizes", "'\(s)' is not WxH")
+                    }
+                    return size
+                }
+            }
+            if var p = try o.object("presets") {
+                for (name, value) in p.takeAll() {
+                    guard !name.isEmpty else { throw ConfigurationError(key: "output.presets", "empty preset name") }
+                    output.presets[name] = try Preset(value, path: "output.presets.\(name)")
+                }
+            }
+            try o.finish()
+        }
+    }
+}
+
+extension ServiceConfiguration.Size {
+    /// Parses `"256x256"`.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0,
+              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.first != "+" }) else { return nil }
+        self.init(width: w, height: h)
+    }
+}
+
+extension ServiceConfiguration.Preset {
+    init(_ value: JSONValue, path: String) throws(ConfigurationError) {
+        var r = try ConfigReader(value, path: path)
+        self.init(width: try r.integer("w", 1...65_535), height: try r.integer("h", 1...65_535))
+        if let v = try r.string("fit") {
+            guard let fit = Fit(rawValue: v) else { throw ConfigurationError(key: path + ".fit", "must be inside, cover or fill") }
+            self.fit = fit
+        }
+        if let v = try r.string("format") {
+            guard let format = OutputFormat(rawValue: v) else {
+                throw ConfigurationError(key: path + ".format", "must be auto, jpeg, png, webp, avif or rgba")
+            }
+            self.format = format
+        }
+        quality = try r.integer("q", 1...100)
+        try r.finish()
+    }
+}

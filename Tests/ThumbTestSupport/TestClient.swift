@@ -1,0 +1,103 @@
+import Foundation
+import Glibc
+
+/// A blocking loopback client for tests: raw bytes out, parsed responses in.
+public final class TestClient {
+    public let fd: Int32
+
+    public struct Response {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    /// `receiveBuffer`: SO_RCVBUF, set before connecting so the window the
+    /// server sees is small from the start (a client slow to read).
+    public init(port: UInt16, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
+        let v6 = host.contains(":")
+        fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var result: Int32
+        if v6 {
+            var a = sockaddr_in6()
+            a.sin6_family = sa_family_t(AF_INET6)
+            a.sin6_port = port.bigEndian
+            inet_pton(AF_INET6, host, &a.sin6_addr)
+            result = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        } else {
+            result = Loopback.connect(fd, host: host, port: port)
+        }
+        if result != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
+    }
+
+    public init(unixPath: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var a = sockaddr_un()
+        a.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &a.sun_path) { $0.copyBytes(from: Array(unixPath.utf8) + [0]) }
+        let r = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        if r != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
+    }
+
+    /// Reads responses from a socket the test connected itself; the test
+    /// keeps closing it.
+    public init(adopting fd: Int32) {
+        self.fd = fd
+        ownsDescriptor = false
+    }
+
+    private var ownsDescriptor = true
+
+    deinit { if ownsDescriptor { close(fd) } }
+
+    public func send(_ text: String) { send(Array(text.utf8)) }
+
+    public func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    private var buffer: [UInt8] = []
+
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return false }
+        buffer += chunk[0..<n]
+        return true
+    }
+
+    /// Reads one response; nil when the connection closed (or timed out) first.
+    public func readResponse(head: Bool = false) -> Response? {
+        var end: Int?
+        while end == nil {
+            if let r = buffer.firstRange(of: Array("\r\n\r\n".utf8)) { end = r.upperBound; break }
+            guard fill() else { return nil }
+        }
+        let headText = String(decoding: buffer[0..<end!], as: UTF8.self)
+        var lines = headText.components(separatedBy: "\r\n")
+        let status = Int(lines.removeFirst().split(separator: " ")[1])!
+        var headers: [String: String] = [:]
+        for line in lines where line.contains(":") {
+            let i = line.firstIndex(of: ":")!
+            headers[line[..<i].lowercased()] = line[line.index(after: i)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = head ? 0 : Int(headers["content-length"] ?? "0")!
+        while buffer.count < end! + length { guard fill() else { return nil } }
+        let body = Array(buffer[end!..<(end! + length)])
+        buffer.removeFirst(end! + length)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// True when the server closed the connection (EOF within the timeout).
+    public func isClosedByPeer() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+}
