@@ -3,7 +3,7 @@ import ThumbJSON
 import ThumbHTTP
 
 extension ServiceError {
-    /// The one place a service failure becomes an HTTP response (README § Errors).
+    /// The one place a service failure becomes an HTTP response (Errors.md).
     public var response: HTTPResponse {
         var headers: [(name: String, value: String)] = []
         if case .methodNotAllowed(let allow) = self { headers.append(("Allow", allow)) }
@@ -16,7 +16,7 @@ extension ServiceError {
 
     /// Whether a `/thumbnail` answer with this error says something lasting
     /// about the source (404, 415, 422), so it may be cached briefly
-    /// (README § Output); the render-deadline 422 depends on load and is not.
+    /// (API.md § Output); the render-deadline 422 depends on load and is not.
     public var isLasting: Bool {
         if case .renderTimedOut = self { return false }
         return [404, 415, 422].contains(status)

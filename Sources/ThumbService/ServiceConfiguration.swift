@@ -1,7 +1,7 @@
 import ThumbHTTP
 import ThumbImaging
 
-/// thumbd's configuration (README § Configuration). Every field has the documented default,
+/// thumbd's configuration (Configuration.md). Every field has the documented default,
 /// so `ServiceConfiguration()` is the built-in configuration.
 public struct ServiceConfiguration: Equatable, Sendable {
     /// `HOST:PORT`, `[IPv6]:PORT` or `unix:/path`.
@@ -89,7 +89,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var description: String { "\(width)x\(height)" }
     }
 
-    /// A named set of defaults for `/thumbnail` (README § Configuration).
+    /// A named set of defaults for `/thumbnail` (Configuration.md).
     public struct Preset: Equatable, Sendable {
         public var width: Int?
         public var height: Int?

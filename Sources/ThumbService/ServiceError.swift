@@ -1,4 +1,4 @@
-/// Every way a thumbd request can fail, one case per README § Errors error code.
+/// Every way a thumbd request can fail, one case per Errors.md error code.
 ///
 /// `status` and `code` are the only mapping from failures to HTTP: every layer
 /// below converts its own typed error into one of these cases. The HTTP layer
@@ -24,7 +24,7 @@ public enum ServiceError: Error, Equatable, Sendable {
     case overloaded
     case originTimeout(String)
 
-    /// The HTTP status README § Errors assigns.
+    /// The HTTP status Errors.md assigns.
     public var status: Int {
         switch self {
         case .badRequest: 400
@@ -41,7 +41,7 @@ public enum ServiceError: Error, Equatable, Sendable {
         }
     }
 
-    /// The JSON `error` code README § Errors assigns.
+    /// The JSON `error` code Errors.md assigns.
     public var code: String {
         switch self {
         case .badRequest: "bad_request"

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import ThumbService
 
-/// README § Configuration `diskStore`: a store that cannot be written keeps
+/// Configuration.md `diskStore`: a store that cannot be written keeps
 /// the service answering (originals served without being kept), says so once
 /// in the log, and never leaves a partial file.
 @Suite struct DiskStoreFaultTests {

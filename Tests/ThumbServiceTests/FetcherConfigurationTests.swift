@@ -3,7 +3,7 @@ import Testing
 @testable import ThumbFetch
 @testable import ThumbService
 
-/// `origin.caFile` and `origin.maxConcurrentFetches` (README § Configuration): defaults,
+/// `origin.caFile` and `origin.maxConcurrentFetches` (Configuration.md): defaults,
 /// validation naming the key, round trip, and what reaches the fetcher.
 @Suite struct FetcherConfigurationTests {
     private func parse(_ text: String) throws(ConfigurationError) -> ServiceConfiguration {

@@ -1,7 +1,7 @@
 import Testing
 @testable import ThumbService
 
-/// `http.sendTimeoutSeconds` and `http.maxPendingResponseBytes` (README § Configuration).
+/// `http.sendTimeoutSeconds` and `http.maxPendingResponseBytes` (Configuration.md).
 @Suite struct HTTPConfigurationKeysTests {
     private func parse(_ text: String) throws(ConfigurationError) -> ServiceConfiguration {
         try ServiceConfiguration.parse(Array(text.utf8))

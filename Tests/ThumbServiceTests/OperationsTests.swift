@@ -46,7 +46,7 @@ import ThumbHTTP
         return condition()
     }
 
-    // MARK: signing (README § Signing)
+    // MARK: signing (API.md § Signing)
 
     @Test func signaturesAreHMACSHA256InUnpaddedBase64URL() {
         // RFC 4231 test case 2: HMAC-SHA256("Jefe", "what do ya want for nothing?") =
@@ -84,7 +84,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: admin token (README § Endpoints)
+    // MARK: admin token (API.md § Endpoints)
 
     @Test func adminEndpointsNeedTheBearerToken() throws {
         try withDaemon({ $0.security.adminToken = "t0k3n" }) { daemon, origin in
@@ -121,7 +121,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: prefetch (README § Prefetch)
+    // MARK: prefetch (API.md § Prefetch)
 
     @Test func prefetchedThumbnailsAreThenServedFromMemory() throws {
         try withDaemon { daemon, origin in
@@ -179,7 +179,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: purge (README § Endpoints)
+    // MARK: purge (API.md § Endpoints)
 
     @Test func purgeForgetsTheOriginalAndEveryVariant() throws {
         try withDaemon { daemon, origin in
@@ -210,7 +210,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: metrics (README § Endpoints)
+    // MARK: metrics (Statistics.md § /metrics)
 
     @Test func metricsParseAsPrometheusTextAndAgreeWithStats() throws {
         try withDaemon { daemon, origin in

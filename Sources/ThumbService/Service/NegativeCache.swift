@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Remembers sources that failed for `origin.negativeCacheSeconds` and replays
-/// the same error (README § Sources and limits), so a storm of requests for a broken image does
+/// the same error (SourcesAndLimits.md), so a storm of requests for a broken image does
 /// not reach the origin again. Timeouts are never remembered.
 final class NegativeCache: Sendable {
     private struct Table {
@@ -25,7 +25,7 @@ final class NegativeCache: Sendable {
         self.now = now
     }
 
-    /// Whether README § Sources and limits says this failure is remembered.
+    /// Whether SourcesAndLimits.md says this failure is remembered.
     static func isRemembered(_ error: ServiceError) -> Bool {
         switch error {
         case .sourceNotFound, .unsupportedFormat, .corruptImage, .imageTooLarge, .sourceTooLarge, .originError:
