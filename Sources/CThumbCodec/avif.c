@@ -11,7 +11,7 @@
 // the AV1 planes are converted to RGBA a band at a time (yuv_bands.c).
 // libavif reports clap/irot/imir without applying them; they are applied
 // as rows are copied out, so the image is upright exactly once and Exif
-// orientation is never read (README § Output). An .avif whose primary item
+// orientation is never read (API.md § Output). An .avif whose primary item
 // is not AV1 goes to libheif, which decoded every .avif before.
 
 // libavif's own limits; the caller's pixel limit can only tighten them.

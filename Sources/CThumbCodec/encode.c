@@ -40,7 +40,7 @@ int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int ha
         return THUMBD_FAILED;
     }
     config.alpha_compression = 1;   // alpha plane compressed losslessly…
-    config.alpha_quality = 100;     // …and not pre-quantised (README § Output: alpha is lossless)
+    config.alpha_quality = 100;     // …and not pre-quantised (API.md § Output: alpha is lossless)
     config.method = 4;
     WebPPicture picture;
     if (!WebPValidateConfig(&config) || !WebPPictureInit(&picture)) {

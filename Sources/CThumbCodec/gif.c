@@ -4,7 +4,7 @@
 #include "decoder.h"
 
 // giflib reports errors by code (no longjmp). Only the first frame is read,
-// composited onto a transparent canvas of the logical screen size (README § Output),
+// composited onto a transparent canvas of the logical screen size (API.md § Output),
 // streamed row by row; an interlaced frame is held as palette indices.
 
 typedef struct {

@@ -9,7 +9,7 @@
 
 // HEIC (and any HEIF or .avif file libavif does not take) through libheif
 // (HEVC via libde265). libheif applies irot/imir/clap when decoding; Exif
-// orientation is never read, so the image is upright exactly once (README §
+// orientation is never read, so the image is upright exactly once (API.md §
 // Output). libheif returns errors by value. The decoded YCbCr planes are
 // converted to RGBA a band of rows at a time (yuv_bands.c) rather than by
 // libheif into a whole RGBA image: 52 MB less at the peak for 12 MP.

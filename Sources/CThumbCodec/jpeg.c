@@ -40,7 +40,7 @@ static void on_error_exit(j_common_ptr cinfo) {
     longjmp(err->jump, 1);
 }
 
-// README § Output: data that ends before the image is complete is corrupt (libjpeg
+// API.md § Output: data that ends before the image is complete is corrupt (libjpeg
 // would pad it with grey): the entropy decoder running out of data mid-scan
 // (JWRN_HIT_MARKER, "premature end of data segment") or the input ending
 // while the decoder still needs it. Every other warning is tolerated.
@@ -306,7 +306,7 @@ static void cmyk_to_rgba(const JSAMPLE *in, uint8_t *out, uint32_t width, int in
     for (uint32_t x = 0; x < width; x++, in += 4, out += 4) {
         unsigned c = in[0], m = in[1], y = in[2], k = in[3];
         if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
-        // Adobe inverted: R = C·K/255 on the stored values (README § Output).
+        // Adobe inverted: R = C·K/255 on the stored values (API.md § Output).
         out[0] = (uint8_t)((c * k + 127) / 255);
         out[1] = (uint8_t)((m * k + 127) / 255);
         out[2] = (uint8_t)((y * k + 127) / 255);

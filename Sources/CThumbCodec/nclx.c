@@ -5,7 +5,7 @@
 
 // HEIF/AVIF nclx colour descriptions as a tone curve per channel plus a 3×3
 // matrix to linear sRGB: the same shape a matrix/TRC ICC profile takes, so
-// the imaging layer converts the small resampled result (README § Output
+// the imaging layer converts the small resampled result (API.md § Output
 // "Colour"). Pure arithmetic from ITU-T H.273's tables; no lcms2 involved.
 
 typedef struct { double rx, ry, gx, gy, bx, by, wx, wy; } primaries;

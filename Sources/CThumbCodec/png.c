@@ -6,7 +6,7 @@
 #include "thumbd_codec.h"
 
 // libpng's full API (not png_image_*): the simplified API applies gAMA and
-// treats 16-bit samples as linear, and README § Output wants neither.
+// treats 16-bit samples as linear, and API.md § Output wants neither.
 
 typedef struct {
     const uint8_t *data;
@@ -74,7 +74,7 @@ static int chunk_at_is_intact(const png_source *src, size_t offset) {
 
 // libpng, after the last row of the last pass, goes on reading: it inflates
 // whatever compressed data is left (all of it: a few MB of zlib can hold
-// gigabytes of zeros) and the chunks after it. README § Output wants the image
+// gigabytes of zeros) and the chunks after it. API.md § Output wants the image
 // read up to its last row only, so the first read past that point stops
 // libpng instead: the image is complete, provided the chunk that held the
 // last row is intact (libpng has not reached its CRC yet).
@@ -239,7 +239,7 @@ thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, thumbd_dead
     int type = png_get_color_type(d->png, d->info);
     d->color = (type & PNG_COLOR_MASK_COLOR) != 0;
     png_set_expand(d->png);        // palette → RGB, gray < 8 bits → 8, tRNS → alpha
-    png_set_strip_16(d->png);      // 16-bit keeps its high byte (README § Output)
+    png_set_strip_16(d->png);      // 16-bit keeps its high byte (API.md § Output)
     png_set_gray_to_rgb(d->png);
     if (!(type & PNG_COLOR_MASK_ALPHA) && !png_get_valid(d->png, d->info, PNG_INFO_tRNS))
         png_set_add_alpha(d->png, 0xFF, PNG_FILLER_AFTER);

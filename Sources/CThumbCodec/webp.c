@@ -45,7 +45,7 @@ static int exif_orientation(WebPDemuxer *demux) {
 }
 
 // The ICCP chunk, copied: the demuxer only points into the caller's bytes.
-// A profile over the limit is left out (ignored, README § Output "Colour").
+// A profile over the limit is left out (ignored, API.md § Output "Colour").
 static int copy_profile(WebPDemuxer *demux, thumbd_decoder *d) {
     WebPChunkIterator chunk;
     if (!WebPDemuxGetChunk(demux, "ICCP", 1, &chunk)) return 1;
@@ -153,7 +153,7 @@ thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
     uint32_t width = cw, height = ch;
     // Shrink on load only for still opaque images: libwebp's rescaler does not
     // premultiply the colour of lossy images with alpha, which would leave
-    // dark fringes around transparent edges (README § Output).
+    // dark fringes around transparent edges (API.md § Output).
     if (!animated && !config.input.has_alpha && scale_num >= 1 && scale_num < 8) {
         width = (cw * (uint32_t)scale_num + 7) / 8;
         height = (ch * (uint32_t)scale_num + 7) / 8;

@@ -2,7 +2,7 @@ import ThumbService
 import ThumbJSON
 import Foundation
 
-/// The bearer token that guards the admin endpoints (README § Endpoints): `/stats`,
+/// The bearer token that guards the admin endpoints (API.md § Endpoints): `/stats`,
 /// `/metrics`, `/prefetch`, `DELETE /cache`.
 enum AdminToken {
     /// True when no token is configured, or `authorization` is

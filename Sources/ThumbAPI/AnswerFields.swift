@@ -1,7 +1,7 @@
 import ThumbHTTP
 import ThumbService
 
-/// The header fields of a thumbnail answer (README § Output), serialized once
+/// The header fields of a thumbnail answer (API.md § Output), serialized once
 /// per rendition and configuration: a memory hit sends them as they are.
 /// `X-Cache` is not among them; it differs between answers of one rendition.
 struct AnswerFields: Sendable {

@@ -4,7 +4,7 @@ import ThumbJSON
 import ThumbService
 
 extension DaemonConfiguration {
-    /// Reads and validates a config file (README § Configuration): every key optional, an
+    /// Reads and validates a config file (Configuration.md): every key optional, an
     /// unknown key or a bad value is an error naming the key.
     public static func load(path: String) throws(ConfigurationError) -> DaemonConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {

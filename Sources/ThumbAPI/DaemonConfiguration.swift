@@ -1,7 +1,7 @@
 import ThumbHTTP
 import ThumbService
 
-/// thumbd's configuration file, whole (README § Configuration): the daemon's own keys
+/// thumbd's configuration file, whole (Configuration.md): the daemon's own keys
 /// (`listen`, `http`, `security`, `log`) beside the service core's. Every field
 /// has the documented default, so `DaemonConfiguration()` is the built-in
 /// configuration. Only ThumbAPI and the `thumbd` executable read it; each

@@ -2,7 +2,7 @@ import ThumbHTTP
 import ThumbJSON
 import ThumbService
 
-/// The one place a failure becomes an HTTP answer (README § Errors): its status, the
+/// The one place a failure becomes an HTTP answer (Errors.md): its status, the
 /// `{"error": CODE, "message": TEXT}` body, `Retry-After`, `Allow`,
 /// `WWW-Authenticate`, and whether anyone downstream may cache it. The
 /// service's failures (`ServiceError`) and the HTTP server's own
@@ -21,7 +21,7 @@ enum ErrorResponse {
 }
 
 extension ServiceError {
-    /// The HTTP status README § Errors assigns.
+    /// The HTTP status Errors.md assigns.
     public var status: Int {
         switch self {
         case .badRequest: 400
@@ -38,7 +38,7 @@ extension ServiceError {
         }
     }
 
-    /// The JSON `error` code README § Errors assigns.
+    /// The JSON `error` code Errors.md assigns.
     public var code: String {
         switch self {
         case .badRequest: "bad_request"
@@ -71,7 +71,7 @@ extension ServiceError {
     /// A `/thumbnail` answer: a fact about the source (`lifetime` `.lasting`:
     /// 404, 415, 422) may be cached for `output.errorMaxAgeSeconds`, so a CDN
     /// does not hammer it; anything else, refusals and outages among them,
-    /// is `no-store`, or an outage is cached (README § Output). `varies`: the
+    /// is `no-store`, or an outage is cached (API.md § Output). `varies`: the
     /// format was negotiated, so the answer depends on `Accept`.
     func thumbnailResponse(_ output: ServiceConfiguration.Output, varies: Bool) -> HTTPResponse {
         var response = self.response

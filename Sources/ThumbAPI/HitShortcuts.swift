@@ -1,7 +1,7 @@
 import Synchronization
 import ThumbService
 
-/// Requests seen before, by their spelling on the wire (README § HTTP server
+/// Requests seen before, by their spelling on the wire (HTTPServer.md
 /// "Memory hits"): a target and `Accept` validated under the current
 /// configuration need not be verified, parsed and normalized again, and the
 /// fields of the answer they last got need not be built again. The memory

@@ -38,7 +38,7 @@ extension MetricsExposition {
             }
         }
 
-        /// `thumbd_` + section + `_` + field in snake_case, `_total` for counters (README § Endpoints).
+        /// `thumbd_` + section + `_` + field in snake_case, `_total` for counters (Statistics.md § /metrics).
         var name: String? {
             let section = self.section.map(MetricsExposition.snakeCase)
             let prefix = "thumbd_" + (section.map { $0 + "_" } ?? "")

@@ -1,6 +1,6 @@
 import ThumbService
 import ThumbJSON
-/// `/metrics` (README § Endpoints): the figures of `/stats` and the request duration
+/// `/metrics` (Statistics.md § /metrics): the figures of `/stats` and the request duration
 /// histogram in the Prometheus text exposition format, version 0.0.4.
 public struct MetricsExposition {
     /// The `Content-Type` of a `/metrics` response.

@@ -1,6 +1,6 @@
 import ThumbService
 import ThumbJSON
-/// A `POST /prefetch` body (README § Prefetch): `{"items": [{...}, ...]}`, each item
+/// A `POST /prefetch` body (API.md § Prefetch): `{"items": [{...}, ...]}`, each item
 /// with the fields and rules of `/thumbnail`. All or nothing: one bad item
 /// makes the whole batch a `400` and nothing is queued.
 struct PrefetchBatch {
@@ -39,7 +39,7 @@ struct PrefetchBatch {
     }
 
     /// An item as the query parameters `/thumbnail` would receive, after the
-    /// JSON type of each field is checked (README § Prefetch: strings, integers, a boolean; no `sig`).
+    /// JSON type of each field is checked (API.md § Prefetch: strings, integers, a boolean; no `sig`).
     private static func parameters(of item: JSONValue) throws(ServiceError) -> [(name: String, value: String)] {
         guard case .object(let fields) = item else { throw .badRequest("an item must be an object") }
         var query: [(name: String, value: String)] = []

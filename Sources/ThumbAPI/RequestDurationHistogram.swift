@@ -9,7 +9,7 @@ import Synchronization
 /// after its first observation makes `rate()` and dashboards miss its start,
 /// and four outcomes cost a handful of lines.
 public final class RequestDurationHistogram: Sendable {
-    /// The response's `X-Cache` value (README § Output); `none` when it has none
+    /// The response's `X-Cache` value (API.md § Output); `none` when it has none
     /// (errors, `/stats`, `/healthz`, …). The raw value is the `outcome` label.
     public enum Outcome: String, CaseIterable, Sendable {
         case memory, disk, origin, none

@@ -6,7 +6,7 @@ import ThumbJSON
 
 extension ServiceConfiguration {
     /// Takes the service core's keys from the top level of the config file
-    /// (README § Configuration); `DaemonConfiguration.parse` takes the rest.
+    /// (Configuration.md); `DaemonConfiguration.parse` takes the rest.
     mutating func read(_ r: inout ConfigReader) throws(ConfigurationError) {
         if let v = try r.integer("workers", 0...1024) { workers = v }
         if let v = try r.integer("maxQueue", 1...1_000_000) { maxQueue = v }

@@ -4,7 +4,7 @@ import Foundation
 import ThumbHTTP
 import Synchronization
 
-/// Routes HTTP requests to the thumbnail service (README § Endpoints, § Output). Runs on the
+/// Routes HTTP requests to the thumbnail service (API.md § Endpoints, API.md § Output). Runs on the
 /// server's I/O threads and never blocks: thumbnails answer through the
 /// service's completion, on whatever thread finishes them.
 public final class ServiceHandler: Sendable {
@@ -45,7 +45,7 @@ public final class ServiceHandler: Sendable {
             }
         }
 
-        /// The methods this path answers, in `Allow` order (README § Endpoints: `HEAD` wherever `GET`).
+        /// The methods this path answers, in `Allow` order (API.md § Endpoints: `HEAD` wherever `GET`).
         var methods: [String] {
             switch self {
             case .thumbnail, .healthz, .stats, .metrics: Self.readOnly
@@ -168,7 +168,7 @@ public final class ServiceHandler: Sendable {
         return "public, max-age=\(output.cacheMaxAgeSeconds)" + (swr > 0 ? ", stale-while-revalidate=\(swr)" : "")
     }
 
-    /// `POST /prefetch` (README § Prefetch): validated whole, queued, answered at once.
+    /// `POST /prefetch` (API.md § Prefetch): validated whole, queued, answered at once.
     private func prefetch(_ request: HTTPRequest, _ config: ServiceConfiguration, _ responder: Responder) {
         do throws(ServiceError) {
             let batch = try PrefetchBatch(body: request.body, config: config)
@@ -180,7 +180,7 @@ public final class ServiceHandler: Sendable {
         }
     }
 
-    /// `DELETE /cache?url=SOURCE` (README § Endpoints).
+    /// `DELETE /cache?url=SOURCE` (API.md § Endpoints).
     private func purge(_ request: HTTPRequest, _ responder: Responder) {
         guard request.query.count == 1, request.query[0].name == "url", !request.query[0].value.isEmpty else {
             return responder.respond(ServiceError.badRequest("DELETE /cache takes exactly one parameter, url").response)

@@ -2,7 +2,7 @@ import ThumbService
 import ThumbJSON
 import ThumbHTTP
 
-/// `/stats` (README § Statistics): every figure, with exactly the field names of the contract.
+/// `/stats` (Statistics.md): every figure, with exactly the field names of the contract.
 struct StatisticsReport {
     typealias Figure = MetricsExposition.Figure
 
@@ -80,7 +80,7 @@ struct StatisticsReport {
                    value: .integer(r.memoryInUse)),
 
             // `requests.total` would be named `thumbd_requests_total` by the rule,
-            // the name README § Endpoints gives the per-status series. One family with an
+            // the name Statistics.md § /metrics gives the per-status series. One family with an
             // unlabelled sample beside the labelled ones double-counts under
             // `sum(thumbd_requests_total)`; a renamed copy is a second name for the
             // same figure. It is left out instead: HTTPServer counts `total` and

@@ -2,7 +2,7 @@ import ThumbService
 import ThumbJSON
 import Foundation
 
-/// Signed `/thumbnail` URLs (README § Signing): `&sig=` plus the unpadded base64url
+/// Signed `/thumbnail` URLs (API.md § Signing): `&sig=` plus the unpadded base64url
 /// HMAC-SHA256, keyed with `security.signingKey`, of the request target as
 /// sent up to `&sig=`. The bytes as sent, not a re-encoding of the parsed
 /// query, so what the client signed is exactly what is checked.

@@ -1,7 +1,7 @@
 import CThumbCodec
 import ThumbImaging
 
-/// What a decode does about an embedded colour profile (README § Output "Colour").
+/// What a decode does about an embedded colour profile (API.md § Output "Colour").
 ///
 /// A decoder session reads the profile bytes and the colour model they must
 /// describe, and builds one of these with `init(profile:model:cmykInverted:)`.

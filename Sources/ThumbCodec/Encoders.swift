@@ -1,7 +1,7 @@
 import CThumbCodec
 import ThumbImaging
 
-/// Baseline JPEG encoding (README § Output): JFIF header, 4:2:0, no Exif, ICC or comments.
+/// Baseline JPEG encoding (API.md § Output): JFIF header, 4:2:0, no Exif, ICC or comments.
 public enum JPEGEncoder {
     /// Alpha is ignored: composite translucent bitmaps first.
     public static func encode(_ bitmap: Bitmap, quality: Int,

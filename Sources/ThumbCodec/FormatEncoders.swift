@@ -1,7 +1,7 @@
 import CThumbCodec
 import ThumbImaging
 
-/// Lossy WebP (README § Output `webp`): libwebp at quality `q`; when the bitmap has
+/// Lossy WebP (API.md § Output `webp`): libwebp at quality `q`; when the bitmap has
 /// any alpha < 255 the alpha plane is kept losslessly, else none is written.
 public enum WebPEncoder {
     public static func encode(_ bitmap: Bitmap, quality: Int,
@@ -16,7 +16,7 @@ public enum WebPEncoder {
     }
 }
 
-/// 8-bit 4:2:0 AVIF (README § Output `avif`) with libavif 0.11 and aom. libavif 0.11
+/// 8-bit 4:2:0 AVIF (API.md § Output `avif`) with libavif 0.11 and aom. libavif 0.11
 /// has no quality setting: colour uses `quantizer(forQuality:)` as both its
 /// minimum and maximum quantizer. Alpha, when any pixel has alpha < 255, is
 /// coded losslessly (quantizer 0), as WebP's is; an opaque bitmap gets no

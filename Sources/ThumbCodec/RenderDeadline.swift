@@ -1,6 +1,6 @@
 import CThumbCodec
 
-/// When a render must stop (README § Configuration `limits.maxRenderSeconds`).
+/// When a render must stop (Configuration.md `limits.maxRenderSeconds`).
 ///
 /// Decoders and encoders check it at every row, scan or encoder callback their
 /// library offers and then throw `CodecError.deadlineExceeded`. Where a

@@ -1,4 +1,4 @@
-/// Why a source address is not a public unicast address (README § Sources and limits).
+/// Why a source address is not a public unicast address (SourcesAndLimits.md).
 public enum AddressClass: String, Sendable, Equatable {
     case `public`
     case loopback

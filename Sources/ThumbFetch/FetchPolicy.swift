@@ -1,4 +1,4 @@
-/// What a fetch may do (README § Sources and limits, § Configuration `origin.*`, `limits.maxSourceBytes`).
+/// What a fetch may do (SourcesAndLimits.md, Configuration.md `origin.*`, `limits.maxSourceBytes`).
 public struct FetchPolicy: Sendable, Equatable {
     public var allowedHosts: [String]
     public var allowPrivateNetworks: Bool

@@ -2,7 +2,7 @@ import CThumbCurl
 import Dispatch
 import Synchronization
 
-/// Downloads originals on libcurl under the SSRF rules of README § Sources and limits: the host
+/// Downloads originals on libcurl under the SSRF rules of SourcesAndLimits.md: the host
 /// allowlist and scheme on the first URL and on every redirect (followed
 /// here, not by libcurl), the address classes on every connection libcurl
 /// opens, checked on the address it is about to connect to (so a DNS answer

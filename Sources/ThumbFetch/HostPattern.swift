@@ -1,4 +1,4 @@
-/// `origin.allowedHosts` matching (README § Sources and limits): an entry is an exact host name,
+/// `origin.allowedHosts` matching (SourcesAndLimits.md): an entry is an exact host name,
 /// or `*.example.com`, which matches subdomains of any depth but not the bare domain.
 public enum HostPattern {
     /// True when `pattern` is a usable entry.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A source URL taken apart for fetching: only absolute `http`/`https` with a
-/// host and no credentials (README § API: /thumbnail `url`, § Sources and limits).
+/// host and no credentials (API.md § GET /thumbnail `url`, SourcesAndLimits.md).
 public struct SourceURL: Equatable, Sendable {
     public let scheme: String
     /// Host name or IP literal, without brackets.
@@ -73,7 +73,7 @@ public struct SourceURL: Equatable, Sendable {
 
     /// A redirect's `Location`, resolved against this URL. One the client
     /// could not have asked for (no host, user info) is the origin's fault
-    /// (README § Sources and limits: `502 origin_error`); the source rules still refuse a scheme.
+    /// (SourcesAndLimits.md: `502 origin_error`); the source rules still refuse a scheme.
     package func resolve(_ location: String) throws(FetchError) -> SourceURL {
         guard let base = URL(string: absolute), let next = URL(string: location, relativeTo: base)?.absoluteURL else {
             throw .origin("redirect to an invalid location")

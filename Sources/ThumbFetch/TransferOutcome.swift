@@ -1,7 +1,7 @@
 import CThumbCurl
 
 /// Turns what a transfer left behind (flags, head, body) into an answer or
-/// a `FetchError`. Messages name the host, never an address (README § Sources and limits):
+/// a `FetchError`. Messages name the host, never an address (SourcesAndLimits.md):
 /// libcurl's own error texts often carry the address, so only its generic
 /// per-code text is used.
 package enum TransferOutcome {

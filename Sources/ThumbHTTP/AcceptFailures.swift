@@ -1,6 +1,6 @@
 import Glibc
 
-/// What to do when accept(2) fails (README § HTTP server). Out of descriptors
+/// What to do when accept(2) fails (HTTPServer.md). Out of descriptors
 /// (EMFILE, ENFILE) or kernel memory (ENOBUFS, ENOMEM), the connection stays
 /// in the backlog and the listener stays readable: accepting again at once
 /// would spin a CPU, so accepting pauses. One warning per burst, not one per

@@ -2,7 +2,7 @@
 /// responses and finished writes go in, with the time read by the caller, and
 /// what to do comes out as `Actions`. No socket, no Dispatch, no clock here:
 /// `Connection` performs the actions, and tests drive the machine with
-/// made-up times (README § Errors for 408, § HTTP server for keep-alive, pipelining, `Expect` and timeouts, § Service life for the drain).
+/// made-up times (Errors.md for 408, HTTPServer.md for keep-alive, pipelining, `Expect` and timeouts, ServiceLife.md for the drain).
 struct ConnectionStateMachine {
     /// Nanoseconds on a monotonic clock (the driver uses DispatchTime's uptime).
     typealias Instant = UInt64
@@ -78,7 +78,7 @@ struct ConnectionStateMachine {
     /// When the driver's timer is due (nil: not scheduled); see `timerToSchedule()`.
     private var timerFiresAt: Instant?
     /// The application's look at a head that expects `100 Continue`: a
-    /// response refuses it before its body is sent (README § HTTP server).
+    /// response refuses it before its body is sent (HTTPServer.md).
     private let screenHead: (HTTPRequest) -> HTTPResponse?
     /// The application's rendering of the errors this machine answers itself.
     private let renderError: (HTTPError) -> HTTPResponse
@@ -111,7 +111,7 @@ struct ConnectionStateMachine {
         let wasBetweenRequests = !hasPartialRequest
         parser.append(bytes)
         if case .reading = state {
-            // Later requests: the head timeout counts from their first byte (README § Errors, 408).
+            // Later requests: the head timeout counts from their first byte (Errors.md, 408).
             if wasBetweenRequests && deadlineKind != .head { armDeadline(.head, now: now) }
             processNext(now: now, &actions)
         }
@@ -209,7 +209,7 @@ struct ConnectionStateMachine {
         return actions
     }
 
-    /// Graceful drain (README § Service life): an idle connection closes at once; a busy
+    /// Graceful drain (ServiceLife.md): an idle connection closes at once; a busy
     /// one (a request in flight, or part of one received) after its response.
     /// `received`: what the socket held when the drain began, not yet passed
     /// in; a request in it was sent before the drain, so it is answered

@@ -1,4 +1,4 @@
-/// A protocol-level error the server answers itself (README § Errors codes): a
+/// A protocol-level error the server answers itself (Errors.md codes): a
 /// request it cannot read, or a response it has no room for. This layer
 /// knows its status, code and message; the application renders the answer
 /// (`HTTPServer.renderError`), so the body every thumbd error carries is
@@ -22,7 +22,7 @@ public struct HTTPError: Error, Equatable, Sendable {
     static let uriTooLong = HTTPError(status: 414, code: "uri_too_long", message: "request target longer than 8 KiB")
     static let headersTooLarge = HTTPError(status: 431, code: "headers_too_large", message: "request head too large")
     /// A finished response found no room in `http.maxPendingResponseBytes`,
-    /// neither to be written nor to wait (README § HTTP server, Slow readers).
+    /// neither to be written nor to wait (HTTPServer.md, Slow readers).
     /// Same code as a full render queue: either way the client should retry shortly.
     static let noRoomForResponse = HTTPError(status: 503, code: "overloaded",
                                              message: "too many response bytes waiting for slow clients")

@@ -217,7 +217,7 @@ public final class HTTPServer: @unchecked Sendable {
         completion?()
     }
 
-    /// Graceful drain (README § Service life): stop accepting, close idle connections, let
+    /// Graceful drain (ServiceLife.md): stop accepting, close idle connections, let
     /// requests in flight finish until `deadline`, then close the rest.
     /// `completion` runs once, when no connection is left.
     public func drain(deadline seconds: Double, completion: @escaping @Sendable () -> Void) {

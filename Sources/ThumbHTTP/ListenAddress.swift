@@ -1,6 +1,6 @@
 import Glibc
 
-/// Where the server listens (README § Configuration `listen`): `HOST:PORT`, `[IPv6]:PORT`,
+/// Where the server listens (Configuration.md `listen`): `HOST:PORT`, `[IPv6]:PORT`,
 /// `unix:/path`, or a socket inherited from systemd.
 public enum ListenAddress: Equatable, Sendable, CustomStringConvertible {
     case inet(host: String, port: UInt16)
@@ -39,7 +39,7 @@ public enum ListenAddress: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The socket systemd passed (README § Service life): `LISTEN_FDS=1` and `LISTEN_PID`
+    /// The socket systemd passed (ServiceLife.md): `LISTEN_FDS=1` and `LISTEN_PID`
     /// equal to our pid mean fd 3 is ours. Pure, so tests can feed it values.
     public static func inherited(listenFDs: String?, listenPID: String?, pid: Int32) -> ListenAddress? {
         guard let fds = listenFDs.flatMap({ Int($0) }), fds >= 1,

@@ -1,5 +1,5 @@
 /// The response bytes held for clients, across every connection, against
-/// `http.maxPendingResponseBytes` (README § HTTP server, Slow readers). Pure:
+/// `http.maxPendingResponseBytes` (HTTPServer.md, Slow readers). Pure:
 /// connection ids, sizes and times go in, decisions come out; `HTTPServer`
 /// keeps one under a lock and performs them.
 ///

@@ -6,8 +6,8 @@ import Glibc
 /// that queue: its connections register their socket once, edge-triggered,
 /// and a wake-up serves every socket that became ready since the last one.
 /// A Dispatch source per socket cost, per read event, an ioctl, two
-/// `epoll_ctl` re-arms and a hand-off between threads (README § Benchmarks
-/// and fuzzing). Everything but `init` and `deinit` runs on `queue`.
+/// `epoll_ctl` re-arms and a hand-off between threads (HTTPServer.md
+/// § I/O queues). Everything but `init` and `deinit` runs on `queue`.
 final class Poller: @unchecked Sendable {
     private let epfd: Int32
     private let source: DispatchSourceRead

@@ -1,4 +1,4 @@
-/// What the server counts for `/stats` (README § Statistics `requests`, `connections`).
+/// What the server counts for `/stats` (Statistics.md `requests`, `connections`).
 public struct ServerStatistics: Equatable, Sendable {
     public var connectionsOpen = 0
     public var connectionsAccepted = 0
@@ -7,7 +7,7 @@ public struct ServerStatistics: Equatable, Sendable {
     /// Responses by status code, the server's own error responses included.
     public var byStatus: [Int: Int] = [:]
     /// Response bytes queued for clients now, across connections (at most
-    /// `http.maxPendingResponseBytes`, README § HTTP server).
+    /// `http.maxPendingResponseBytes`, HTTPServer.md).
     public var pendingResponseBytes = 0
     /// The most `pendingResponseBytes` has been since start.
     public var pendingResponseBytesPeak = 0

@@ -1,7 +1,7 @@
 /// A decoded image: 8-bit RGBA, straight (non-premultiplied) alpha, row-major,
 /// top row first, no row padding (stride = `width * 4`).
 ///
-/// This is the "prepared bitmap" of README § Output and the `rgba` output format.
+/// This is the "prepared bitmap" of API.md § Output and the `rgba` output format.
 /// Its cost in a cache is `byteCount` (width·height·4).
 public struct Bitmap: Sendable, Equatable {
     /// Pixels per row.
@@ -32,7 +32,7 @@ public struct Bitmap: Sendable, Equatable {
     /// Bytes held: the cost of this bitmap in a cache.
     public var byteCount: Int { pixels.count }
 
-    /// True when every pixel has alpha 255 (README § Output: `auto` picks JPEG then).
+    /// True when every pixel has alpha 255 (API.md § Output: `auto` picks JPEG then).
     public var isOpaque: Bool {
         pixels.withUnsafeBufferPointer { p in
             var i = 3

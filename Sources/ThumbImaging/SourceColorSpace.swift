@@ -1,6 +1,6 @@
 /// How a decoder's 8-bit RGB samples become linear-light sRGB: a tone curve
 /// per channel to the source's linear light, then a 3×3 matrix to linear sRGB
-/// (README § Output "Colour"; what a matrix/TRC ICC profile describes).
+/// (API.md § Output "Colour"; what a matrix/TRC ICC profile describes).
 ///
 /// The curves replace the sRGB → linear table where samples enter linear
 /// light (the box reducer), and the matrix is applied to the small resampled

@@ -1,4 +1,4 @@
-/// How a thumbnail fills its target box (README § Geometry).
+/// How a thumbnail fills its target box (API.md § Geometry).
 public enum Fit: String, Sendable, CaseIterable {
     /// Fit inside the box, aspect kept, no padding.
     case inside

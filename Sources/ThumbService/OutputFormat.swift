@@ -1,4 +1,4 @@
-/// The `format` parameter (README § Output).
+/// The `format` parameter (API.md § Output).
 public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// PNG when the prepared bitmap has any alpha below 255, else JPEG.
     case auto

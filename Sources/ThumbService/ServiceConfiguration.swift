@@ -1,6 +1,6 @@
 import ThumbImaging
 
-/// What the service core reads of thumbd's configuration (README § Configuration):
+/// What the service core reads of thumbd's configuration (Configuration.md):
 /// renders, caches, the disk store, limits, origins and output. The daemon's
 /// own keys (`listen`, `http`, `security`, `log`) and the config file itself
 /// belong to ThumbAPI's `DaemonConfiguration`, so the core never learns that
@@ -78,7 +78,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         }
     }
 
-    /// A named set of defaults for `/thumbnail` (README § Configuration).
+    /// A named set of defaults for `/thumbnail` (Configuration.md).
     public struct Preset: Equatable, Sendable {
         public var width: Int?
         public var height: Int?

@@ -1,4 +1,4 @@
-/// Every way a thumbd request can fail, one case per README § Errors error code.
+/// Every way a thumbd request can fail, one case per Errors.md error code.
 ///
 /// Every layer below converts its own typed error into one of these cases;
 /// ThumbAPI's `ServiceError+HTTP.swift` is the one place they become HTTP
@@ -45,7 +45,7 @@ public enum ServiceError: Error, Equatable, Sendable {
 
     /// Who may keep a failure, and so replay it without asking the origin
     /// again. The negative cache keeps what is not `.momentary`; a client or
-    /// CDN may cache only what is `.lasting` (README § Sources and limits, § Output).
+    /// CDN may cache only what is `.lasting` (SourcesAndLimits.md, API.md § Output).
     public enum Lifetime: Sendable {
         /// Caused by load, time or the request itself (timeouts, overload,
         /// refusals, an unknown path, a render stopped at its deadline): kept by nobody.

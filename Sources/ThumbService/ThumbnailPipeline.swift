@@ -1,7 +1,7 @@
 import ThumbCodec
 import ThumbImaging
 
-/// Limits the pipeline enforces (README § Configuration `limits`).
+/// Limits the pipeline enforces (Configuration.md `limits`).
 public struct PipelineLimits: Sendable, Equatable {
     /// Largest source accepted, in pixels (width·height, read from the header).
     public var maxSourcePixels: Int
@@ -21,7 +21,7 @@ public struct RenderPlan: Sendable {
     /// The original's size: its bytes stay in memory for the whole decode.
     public let sourceBytes: Int
 
-    /// Bytes the decode is estimated to need at its peak (README § Configuration
+    /// Bytes the decode is estimated to need at its peak (Configuration.md
     /// `maxDecodeMemoryBytes`): the decoder's own estimate, the result, and the
     /// original held while decoding (a small image padded with 48 MB of APP2
     /// segments must cost its 48 MB here).
@@ -29,7 +29,7 @@ public struct RenderPlan: Sendable {
     /// The result is built as premultiplied linear floats (16 bytes a pixel)
     /// before it becomes bytes, and cropping or turning copies it once more: a
     /// 4096×4096 RGBA answer peaks at about 330 MiB, not the 64 MiB of its
-    /// bytes (attacks.sh, README § Benchmarks and fuzzing).
+    /// bytes (attacks.sh, Testing.md § Attacks and storms).
     public var estimatedMemory: Int {
         let scaled = geometry.scaledWidth * geometry.scaledHeight
         let copies = (geometry.width * geometry.height != scaled ? 1 : 0) + (header.orientation == .up ? 0 : 1)
@@ -77,7 +77,7 @@ public enum ThumbnailPipeline {
 
     /// The prepared bitmap of a plan: decoded at reduced scale where the
     /// format allows, oriented, scaled and cropped. Past `deadline`
-    /// (README § Configuration `maxRenderSeconds`) it stops with `.renderTimedOut`.
+    /// (Configuration.md `maxRenderSeconds`) it stops with `.renderTimedOut`.
     public static func prepare(source: [UInt8], plan: RenderPlan,
                                deadline: RenderDeadline = .none) throws(ServiceError) -> Bitmap {
         var renderer = ThumbnailRenderer(geometry: plan.geometry, orientation: plan.header.orientation)
@@ -135,7 +135,7 @@ extension GeometryError: CustomStringConvertible {
 }
 
 extension ServiceError {
-    /// The one place codec failures become service errors (README § Sources and limits).
+    /// The one place codec failures become service errors (SourcesAndLimits.md).
     init(_ error: CodecError) {
         switch error {
         case .empty: self = .unsupportedFormat("the source is empty")

@@ -1,7 +1,7 @@
 import ThumbImaging
 import ThumbService
 
-/// What the command line asks thumbd to do (README § Command line).
+/// What the command line asks thumbd to do (CommandLine.md).
 enum Command: Equatable {
     /// Run the service in the foreground.
     case serve(configPath: String?, listen: String?)

@@ -48,7 +48,7 @@ enum CommandLineParser {
             }
             command.fit = value
         }
-        // The same rule as the query's fit (README § Geometry), caught here so
+        // The same rule as the query's fit (API.md § Geometry), caught here so
         // that it is a usage error (exit 2), not a failed render (exit 1).
         if command.fit != .inside && (command.width == nil || command.height == nil) {
             throw UsageError(message: "--fit \(command.fit.rawValue) needs both --w and --h")
@@ -66,7 +66,7 @@ enum CommandLineParser {
     /// The formats `thumbnail` writes: every format of `/thumbnail`.
     static let commandLineFormats: [OutputFormat] = OutputFormat.allCases
 
-    /// README § Command line: OUTPUT's extension picks the format when `--format` is absent.
+    /// CommandLine.md: OUTPUT's extension picks the format when `--format` is absent.
     static func formatFromExtension(_ path: String) -> OutputFormat {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: ".") else { return .auto }

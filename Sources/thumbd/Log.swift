@@ -5,7 +5,7 @@ import ThumbAPI
 
 /// One line per event on stderr, with a level; under journald (`JOURNAL_STREAM`
 /// set) lines carry `<N>` syslog priorities instead of a timestamp, which the
-/// journal adds itself (README § Service life). The level and the access log follow reloads.
+/// journal adds itself (ServiceLife.md). The level and the access log follow reloads.
 final class Log: Sendable {
     private struct Settings {
         var level: LogLevel

@@ -3,7 +3,7 @@ import Glibc
 import ThumbAPI
 import ThumbService
 
-/// SIGHUP (README § Service life): re-read the config file and apply it without dropping a
+/// SIGHUP (ServiceLife.md): re-read the config file and apply it without dropping a
 /// connection. A file that does not load changes nothing. What only a restart
 /// can change (`listen`, `workers`, `diskStore.path`) is kept and logged.
 enum Reload {

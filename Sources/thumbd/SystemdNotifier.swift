@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 
-/// sd_notify without libsystemd: one datagram to `$NOTIFY_SOCKET` (README § Service life).
+/// sd_notify without libsystemd: one datagram to `$NOTIFY_SOCKET` (ServiceLife.md).
 enum SystemdNotifier {
     static func notify(_ state: String) {
         guard var path = ProcessInfo.processInfo.environment["NOTIFY_SOCKET"], !path.isEmpty else { return }

@@ -2,7 +2,7 @@ import Foundation
 import ThumbService
 
 extension ThumbnailCommand {
-    /// Runs the service's decode/scale/encode pipeline on a local file (README § Command line).
+    /// Runs the service's decode/scale/encode pipeline on a local file (CommandLine.md).
     /// Returns the exit status: 0, or 1 with a message on stderr.
     func run(limits: PipelineLimits = PipelineLimits(), defaultQuality: Int = 82) -> Int32 {
         guard let data = FileManager.default.contents(atPath: input) else {

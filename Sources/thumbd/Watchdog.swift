@@ -4,7 +4,7 @@ import Synchronization
 import ThumbHTTP
 import ThumbService
 
-/// systemd's watchdog (README § Service life): `WATCHDOG=1` every half `WATCHDOG_USEC`,
+/// systemd's watchdog (ServiceLife.md): `WATCHDOG=1` every half `WATCHDOG_USEC`,
 /// but only while thumbd is really working — a timer alone would keep a
 /// wedged process alive forever. Each tick checks that every I/O queue ran
 /// the heartbeat sent on the previous tick, and that no render has been

@@ -2,7 +2,7 @@ import Foundation
 import ThumbAPI
 
 // Entry point: parse the command line, run one command, exit with its status
-// (README § Command line: 0 success, 1 runtime failure, 2 usage or configuration error).
+// (CommandLine.md: 0 success, 1 runtime failure, 2 usage or configuration error).
 let command: Command
 do {
     command = try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst()))

@@ -12,7 +12,7 @@
 # sampled every 0.5 s from /proc; the table shows the peak, the RSS after 10 s idle and the time
 # to answer. Exit status 1 when a peak exceeds memoryCacheBytes + maxDecodeMemoryBytes +
 # 2 x maxPendingResponseBytes (responses being written, and finished ones waiting for room)
-# + 64 MiB (README § Benchmarks and fuzzing).
+# + 64 MiB (Testing.md § Attacks and storms).
 # Usage: [THUMBD_BIN=path] Tests/Benchmarks/attacks.sh   (from the repository root; needs cjpeg, Pillow;
 #        without THUMBD_BIN it builds and runs the release thumbd)
 set -euo pipefail

@@ -13,7 +13,7 @@ INPUTS="$PWD/.build-bench-inputs"   # absolute: vipsthumbnail -o resolves relati
 bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
 # The modern-format inputs (made once; the encodes take a minute): the same photo
 # as lossy WebP (q 82), AVIF (aom, quantizer 20…30, speed 6) and HEIC (x265 q 80),
-# and the WebP again carrying a Display P3 ICC profile (README § Output "Colour").
+# and the WebP again carrying a Display P3 ICC profile (API.md § Output "Colour").
 ICC_P3="Tests/ThumbCodecTests/Fixtures/icc/display-p3.icc"
 [ -s "$INPUTS/webp-12mp.webp" ] || cwebp -quiet -q 82 "$INPUTS/jpeg-12mp-baseline.jpg" -o "$INPUTS/webp-12mp.webp"
 [ -s "$INPUTS/webp-12mp-p3.webp" ] || webpmux -set icc "$ICC_P3" "$INPUTS/webp-12mp.webp" -o "$INPUTS/webp-12mp-p3.webp" 2>/dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Service benchmark, release build, everything on 127.0.0.1 (README § Benchmarks):
+# Service benchmark, release build, everything on 127.0.0.1 (Testing.md § Benchmarks):
 #  hits:   wrk -t1 -d10s at -c64 and -c512 on one /thumbnail variant (X-Cache: memory),
 #          beside nginx serving the same thumbnail bytes as a static file as its
 #          operators run it (sendfile, tcp_nopush, open_file_cache), once with

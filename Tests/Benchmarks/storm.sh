@@ -2,7 +2,7 @@
 # Issue 9's render storm against a release build, everything on 127.0.0.1: wrk -t1 -c32 for
 # 40 s, every request a new source (one 12 MP progressive JPEG served under ?n=1,2,…, w=256),
 # workers 2, memoryCacheBytes 64 MiB. VmRSS and Threads are sampled about every second from /proc,
-# through the storm and 10 s after it. Targets (README § Benchmarks and fuzzing):
+# through the storm and 10 s after it. Targets (Testing.md § Attacks and storms):
 #   peak  <= memoryCacheBytes + decode working set admitted + 64 MiB, where the working set is
 #            what the render queue admits at once: workers x the per-render estimate
 #            (coefficients of the whole progressive image, the reduced bitmap, the original),
@@ -72,7 +72,7 @@ import json, os, struct, sys
 w, storm, cache, decode, workers = sys.argv[1], int(sys.argv[2]), *map(int, sys.argv[3:])
 MIB = 1 << 20
 data = open(f"{w}/origin/photo.jpg", "rb").read()
-# README § Configuration maxDecodeMemoryBytes: a progressive JPEG's estimate is its whole
+# Configuration.md maxDecodeMemoryBytes: a progressive JPEG's estimate is its whole
 # coefficient buffer (pixels x components x 2) + the bitmap at the DCT scale chosen (1/8 here)
 # + the original + the result.
 i = 2

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cluster test (README § Several instances, issue 12), all on 127.0.0.1 with real processes:
+"""Cluster test (SeveralInstances.md, issue 12), all on 127.0.0.1 with real processes:
 three thumbd instances, the shipped Config/nginx-thumbd.conf in a real nginx
 (ports substituted), and a python http.server origin over 300 small JPEGs.
 

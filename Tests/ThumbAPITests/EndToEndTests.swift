@@ -114,7 +114,7 @@ import ThumbHTTP
         let r = daemon.get("/thumbnail?url=\(encoded(origin.url(path)))&w=50")
         #expect(r.status == status && r.headers["content-type"] == "application/json")
         #expect(String(decoding: r.body, as: UTF8.self).contains("\"error\":\"\(code)\""))
-        // README § Sources and limits: these failures are remembered and replayed without asking the
+        // SourcesAndLimits.md: these failures are remembered and replayed without asking the
         // origin again; a refused redirect target is not among them.
         _ = daemon.get("/thumbnail?url=\(encoded(origin.url(path)))&w=50")
         #expect(origin.hits(path) == (status == 403 ? 2 : 1))

@@ -5,7 +5,7 @@ import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 
-/// The one place failures become HTTP (README § Errors): status, code, body, headers, caching.
+/// The one place failures become HTTP (Errors.md): status, code, body, headers, caching.
 @Suite struct ErrorResponseTests {
     private static let all: [ServiceError] = [
         .badRequest("b"), .unauthorized, .forbiddenSource("f"), .badSignature, .notFound, .sourceNotFound,

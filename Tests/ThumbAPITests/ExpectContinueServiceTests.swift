@@ -5,7 +5,7 @@ import ThumbTestSupport
 import ThumbHTTP
 @testable import ThumbService
 
-/// `Expect: 100-continue` against the real daemon wiring (README § HTTP server):
+/// `Expect: 100-continue` against the real daemon wiring (HTTPServer.md):
 /// the admin token, path and method are checked before the body is asked for.
 @Suite struct ExpectContinueServiceTests {
     @Test func prefetchAsksForItsBodyOnlyWithTheToken() throws {

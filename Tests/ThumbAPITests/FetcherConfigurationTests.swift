@@ -5,7 +5,7 @@ import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 
-/// `origin.caFile` and `origin.maxConcurrentFetches` (README § Configuration): defaults,
+/// `origin.caFile` and `origin.maxConcurrentFetches` (Configuration.md): defaults,
 /// validation naming the key, round trip, and what reaches the fetcher.
 @Suite struct FetcherConfigurationTests {
     private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {

@@ -3,7 +3,7 @@ import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 
-/// `http.sendTimeoutSeconds` and `http.maxPendingResponseBytes` (README § Configuration).
+/// `http.sendTimeoutSeconds` and `http.maxPendingResponseBytes` (Configuration.md).
 @Suite struct HTTPConfigurationKeysTests {
     private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
         try DaemonConfiguration.parse(Array(text.utf8))

@@ -4,7 +4,7 @@ import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 
-/// The memory-hit path (README § HTTP server "Memory hits") skips work for a
+/// The memory-hit path (HTTPServer.md "Memory hits") skips work for a
 /// spelling seen before; every rule must still hold on it: a reload, a purge,
 /// a different `Accept`, `If-None-Match`, `HEAD` and the statistics.
 @Suite(.serialized) struct MemoryHitPathTests {

@@ -311,7 +311,7 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 42 plain figures (31 of README § Statistics, 6 of the connections' limits, 5 of prefetch),
+        // 42 plain figures (31 of Statistics.md, 6 of the connections' limits, 5 of prefetch),
         // thumbd_requests_total, the histogram.
         #expect(exposition.families.count == 44)
         #expect(exposition.families.first == "thumbd_uptime_seconds")

@@ -37,7 +37,7 @@ import ThumbHTTP
         return n
     }
 
-    // MARK: signing (README § Signing)
+    // MARK: signing (API.md § Signing)
 
     @Test func signaturesAreHMACSHA256InUnpaddedBase64URL() {
         // RFC 4231 test case 2: HMAC-SHA256("Jefe", "what do ya want for nothing?") =
@@ -75,7 +75,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: admin token (README § Endpoints)
+    // MARK: admin token (API.md § Endpoints)
 
     @Test func adminEndpointsNeedTheBearerToken() throws {
         try withDaemon({ $0.security.adminToken = "t0k3n" }) { daemon, origin in
@@ -112,7 +112,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: prefetch (README § Prefetch)
+    // MARK: prefetch (API.md § Prefetch)
 
     @Test func prefetchedThumbnailsAreThenServedFromMemory() throws {
         try withDaemon { daemon, origin in
@@ -170,7 +170,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: purge (README § Endpoints)
+    // MARK: purge (API.md § Endpoints)
 
     @Test func purgeForgetsTheOriginalAndEveryVariant() throws {
         try withDaemon { daemon, origin in
@@ -201,7 +201,7 @@ import ThumbHTTP
         }
     }
 
-    // MARK: metrics (README § Endpoints)
+    // MARK: metrics (Statistics.md § /metrics)
 
     @Test func metricsParseAsPrometheusTextAndAgreeWithStats() throws {
         try withDaemon { daemon, origin in

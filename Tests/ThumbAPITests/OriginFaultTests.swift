@@ -10,7 +10,7 @@ import ThumbHTTP
 
 /// The whole service (HTTP server, handler, service, real fetcher, disk store)
 /// in front of a hostile raw-socket origin on 127.0.0.1: every misbehaviour
-/// maps to its README § Sources and limits status and JSON code, nothing partial reaches the disk
+/// maps to its SourcesAndLimits.md status and JSON code, nothing partial reaches the disk
 /// store, and no download, render, request or connection is left behind.
 @Suite(.serialized) struct OriginFaultTests {
     typealias TestDaemon = EndToEndTests.TestDaemon
@@ -33,7 +33,7 @@ import ThumbHTTP
         return code
     }
 
-    /// A README § Sources and limits error answer: this status, a JSON body, this code.
+    /// A SourcesAndLimits.md error answer: this status, a JSON body, this code.
     private func expectError(_ r: (status: Int, headers: [String: String], body: [UInt8]), _ status: Int, _ code: String,
                              _ context: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(r.status == status, "\(context) \(r.status) \(String(decoding: r.body, as: UTF8.self))", sourceLocation: sourceLocation)
@@ -116,7 +116,7 @@ import ThumbHTTP
         #expect(seconds < 4, "\(path) took \(seconds) s")
         #expect(origin.hits(path) == 1)
 
-        // Remembered (README § Sources and limits): replayed without asking the origin again.
+        // Remembered (SourcesAndLimits.md): replayed without asking the origin again.
         let again = daemon.get(target(origin, path, "&w=60"))
         #expect(again.status == 502 && errorCode(again.body) == "origin_error")
         #expect(origin.hits(path) == 1)
@@ -205,7 +205,7 @@ import ThumbHTTP
         expectNothingLeftBehind(daemon)
     }
 
-    /// README § Sources and limits on one daemon: a remembered failure (a reset) is replayed
+    /// SourcesAndLimits.md on one daemon: a remembered failure (a reset) is replayed
     /// without reaching the origin; a timed-out source (a drip) is fetched
     /// again; a healthy source next to them is unaffected.
     @Test func rememberedFailuresAreReplayedButTimeoutsAreFetchedAgain() throws {

@@ -8,7 +8,7 @@ import ThumbHTTP
 @testable import ThumbJSON
 @testable import ThumbService
 
-/// README § Statistics `render.abandoned` through the real daemon: a render
+/// Statistics.md `render.abandoned` through the real daemon: a render
 /// whose every client has gone is skipped before it decodes; one client still
 /// there, or a prefetch item, keeps it running. One worker, held busy by a
 /// gate job submitted straight to the service's render queue, so the render

@@ -4,7 +4,7 @@ import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 
-/// README § Configuration `limits.maxRenderSeconds` through the real daemon:
+/// Configuration.md `limits.maxRenderSeconds` through the real daemon:
 /// a render past its deadline is `422 corrupt_image` with `no-store`, and is
 /// not remembered, so the next request renders again.
 @Suite(.serialized) struct RenderDeadlineServiceTests {

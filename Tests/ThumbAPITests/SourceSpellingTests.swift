@@ -3,7 +3,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbAPI
 
-/// Every spelling of one source URL is one original (README § Sources and limits).
+/// Every spelling of one source URL is one original (SourcesAndLimits.md).
 @Suite struct SourceSpellingTests {
     /// Over HTTP: one download for two spellings, and a purge by a third spelling finds it.
     @Test func oneOriginalForEverySpellingAndItsPurge() throws {

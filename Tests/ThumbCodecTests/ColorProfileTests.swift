@@ -4,7 +4,7 @@ import Testing
 import ThumbCodec
 import ThumbImaging
 
-/// Embedded ICC profiles are converted to sRGB (README § Output "Colour"). References
+/// Embedded ICC profiles are converted to sRGB (API.md § Output "Colour"). References
 /// are Pillow ImageCms conversions (perceptual) of the same pixels, made by
 /// Fixtures/icc/make-fixtures.py. Tolerances are over 0…255 per channel.
 @Suite struct ColorProfileTests {

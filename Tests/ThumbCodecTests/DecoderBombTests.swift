@@ -3,8 +3,8 @@ import Testing
 import ThumbCodec
 import ThumbImaging
 
-/// Inputs whose header does not justify the work they ask for (README § Output
-/// "Strictness", § Configuration `maxRenderSeconds`): decoders stop where the
+/// Inputs whose header does not justify the work they ask for (API.md § Output
+/// "Strictness", Configuration.md `maxRenderSeconds`): decoders stop where the
 /// image ends, and refuse scan bombs and oversized frames up front.
 @Suite struct DecoderBombTests {
     // MARK: PNG
@@ -55,7 +55,7 @@ import ThumbImaging
     }
 
     /// libpng only warns about a bad CRC on an ancillary chunk and drops the
-    /// chunk; README § Output wants any bad CRC before the last row refused.
+    /// chunk; API.md § Output wants any bad CRC before the last row refused.
     @Test func aBadCRCOnAnAncillaryChunkBeforeTheImageIsCorrupt() throws {
         let stream = PNGBomb.zlib(inflatedBytes: 30_100)
         var text = PNGBomb.chunk("tEXt", Array("Comment\u{0}hello".utf8))
@@ -91,7 +91,7 @@ import ThumbImaging
     // MARK: JPEG
 
     /// `black-2scans.jpg` (DC scan, one AC scan) with its last scan repeated:
-    /// 100 scans decode, the 101st is corrupt (README § Configuration, as
+    /// 100 scans decode, the 101st is corrupt (Configuration.md, as
     /// libjpeg-turbo's `djpeg -maxscans 100`).
     @Test func aProgressiveJPEGWithMoreThan100ScansIsCorrupt() throws {
         #expect(try ImageDecoder.decodeBitmap(ScanBomb.jpeg(scans: 100), maxPixels: 1 << 20).bitmap.width == 64)

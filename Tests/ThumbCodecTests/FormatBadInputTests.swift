@@ -87,7 +87,7 @@ import ThumbImaging
     }
 
     /// Sizes are read from the header and refused before anything is decoded
-    /// or a canvas allocated (README § Sources and limits).
+    /// or a canvas allocated (SourcesAndLimits.md).
     @Test func oversizedHeadersAreRefusedByTheProbe() throws {
         // Animated WebP: VP8X canvas 100000×100000 (24-bit sides minus one at
         // bytes 24…29; libwebp itself calls 2^32 pixels or more corrupt) and

@@ -5,7 +5,7 @@ import ThumbCodec
 import ThumbImaging
 
 /// WebP `ICCP`, HEIF/AVIF `colr` (ICC and nclx) are converted to sRGB like
-/// JPEG and PNG profiles (README § Output "Colour"). The fixtures are
+/// JPEG and PNG profiles (API.md § Output "Colour"). The fixtures are
 /// lossless encodes of the pixels the JPEG/PNG references were made from
 /// (Fixtures/icc/make-format-fixtures.sh), so the same Pillow ImageCms
 /// references apply; the nclx references are computed from the published

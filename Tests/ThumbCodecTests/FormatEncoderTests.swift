@@ -61,7 +61,7 @@ import ThumbImaging
         #expect(try WebPEncoder.encode(bitmap, quality: 30).count < WebPEncoder.encode(bitmap, quality: 95).count)
     }
 
-    /// README § Output: min = max quantizer = round(63·(100 − q)/100).
+    /// API.md § Output: min = max quantizer = round(63·(100 − q)/100).
     @Test func avifQualityMapsToTheQuantizer() {
         let expected = [100: 0, 99: 1, 82: 11, 75: 16, 50: 32, 1: 62, 0: 63]
         for (q, quantizer) in expected { #expect(AVIFEncoder.quantizer(forQuality: q) == quantizer, "q \(q)") }

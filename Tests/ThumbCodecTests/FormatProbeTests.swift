@@ -52,7 +52,7 @@ import ThumbImaging
 
     /// irot/imir are applied (by the shim for AVIF, by libheif for HEIC); the
     /// Exif orientation 6 in the same file is ignored, so the picture is
-    /// turned exactly once (README § Output).
+    /// turned exactly once (API.md § Output).
     @Test func heifTransformsAreAppliedAndExifOrientationIgnored() throws {
         let data = Fixtures.bytes("formats/photo-irot1-imir0-exif6.avif")
         let header = try ImageDecoder.probe(data, maxPixels: 1 << 20)
@@ -76,7 +76,7 @@ import ThumbImaging
         #expect(try probe("orient-6-exif-prefix.webp").orientation == .right)
     }
 
-    /// README § Output: decided by the bytes; for ISO-BMFF by the ftyp brands.
+    /// API.md § Output: decided by the bytes; for ISO-BMFF by the ftyp brands.
     @Test func sniffingUsesMagicBytesAndBrands() {
         func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
             let size = 16 + 4 * compatible.count

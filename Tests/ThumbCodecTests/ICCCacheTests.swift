@@ -1,7 +1,7 @@
 import CThumbCodec
 import Testing
 
-/// Built profiles are cached by their bytes (README § Output "Colour"):
+/// Built profiles are cached by their bytes (API.md § Output "Colour"):
 /// an lcms2 transform for a LUT or CMYK profile takes 20–90 ms to build,
 /// longer than the rest of a thumbnail. Serialized so the eviction test
 /// cannot push out the entries the reuse test looks at.

@@ -4,7 +4,7 @@ import ThumbCodec
 import ThumbImaging
 
 /// A profile that cannot be parsed, is over 4 MiB, or describes another colour
-/// space is ignored: the pixels decode as sRGB, with no error (README § Output).
+/// space is ignored: the pixels decode as sRGB, with no error (API.md § Output).
 @Suite struct IgnoredProfileTests {
     let testorig = Fixtures.bytes("testorig.jpg")
     let p3 = ICC.profile("display-p3.icc")

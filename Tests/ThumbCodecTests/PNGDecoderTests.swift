@@ -46,7 +46,7 @@ import ThumbImaging
                 try ImageDecoder.decodeBitmap(Array(whole.prefix(cut)), maxPixels: 1 << 20)
             }
         }
-        // Only the IEND trailer missing after complete image data is tolerated (README § Output).
+        // Only the IEND trailer missing after complete image data is tolerated (API.md § Output).
         do {
             _ = try ImageDecoder.decodeBitmap(Array(whole.dropLast(12)), maxPixels: 1 << 20)
         } catch {

@@ -2,7 +2,7 @@ import Testing
 import ThumbCodec
 import ThumbImaging
 
-/// README § Configuration `maxRenderSeconds`: decoders and encoders give up at
+/// Configuration.md `maxRenderSeconds`: decoders and encoders give up at
 /// their next row, scan or callback once the render's deadline has passed.
 @Suite struct RenderDeadlineTests {
     static let sources = [

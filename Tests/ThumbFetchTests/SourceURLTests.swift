@@ -2,7 +2,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbFetch
 
-/// A source URL taken apart (README § API: /thumbnail `url`, §6): pure parsing, no network.
+/// A source URL taken apart (API.md § GET /thumbnail `url`, §6): pure parsing, no network.
 @Suite struct SourceURLTests {
     @Test func takesAnHTTPURLApart() throws {
         let url = try SourceURL("http://images.example.com/cats/a%20b.jpg?size=large&v=2")
@@ -118,7 +118,7 @@ import ThumbTestSupport
         #expect(resolved.scheme == "https" && resolved.host == "::1" && resolved.port == 8443)
     }
 
-    /// README § Sources and limits: a `Location` that is unparsable, has no host or carries user
+    /// SourcesAndLimits.md: a `Location` that is unparsable, has no host or carries user
     /// info is `502 origin_error` — the origin's fault, not the client's.
     @Test(arguments: ["http://[", "http:///nohost.jpg", "http://user:pw@h.example/a.jpg", "", "http://h .example/"])
     func anUnusableLocationIsAnOriginError(_ location: String) throws {

@@ -5,7 +5,7 @@ import ThumbTestSupport
 
 private let second: UInt64 = 1_000_000_000
 
-/// Running out of descriptors (README § HTTP server): accepting pauses instead
+/// Running out of descriptors (HTTPServer.md): accepting pauses instead
 /// of spinning, and a burst of failures is one warning, not one per attempt.
 @Suite struct AcceptFailuresTests {
     @Test func aBurstIsOneWarningAndEveryFailurePauses() throws {

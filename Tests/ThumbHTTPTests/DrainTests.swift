@@ -5,7 +5,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
 
-/// The drain (README § Service life) answers what the client sent before it began.
+/// The drain (ServiceLife.md) answers what the client sent before it began.
 @Suite struct DrainTests {
     /// The request is in the socket when the drain reaches its connection,
     /// but the connection's read event has not run yet (its queue is held

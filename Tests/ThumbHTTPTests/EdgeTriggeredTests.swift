@@ -4,7 +4,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
 
-/// The hazards of edge-triggered sockets (README § Benchmarks and fuzzing):
+/// The hazards of edge-triggered sockets (HTTPServer.md § I/O queues):
 /// an edge is reported once, so bytes that arrive while the server is busy
 /// with something else must not be left in the socket. Loopback only.
 @Suite struct EdgeTriggeredTests {

@@ -7,7 +7,7 @@ import ThumbTestSupport
 private let second: UInt64 = 1_000_000_000
 private typealias Machine = ConnectionStateMachine
 
-/// `Expect: 100-continue` (README § HTTP server): `100 Continue` when the head
+/// `Expect: 100-continue` (HTTPServer.md): `100 Continue` when the head
 /// is acceptable and a body is announced; otherwise the final status at once.
 @Suite struct ExpectContinueTests {
     private static let head = "POST /p HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"

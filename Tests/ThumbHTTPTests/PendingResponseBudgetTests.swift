@@ -3,7 +3,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
 
-/// `http.maxPendingResponseBytes` (README § HTTP server, Slow readers):
+/// `http.maxPendingResponseBytes` (HTTPServer.md, Slow readers):
 /// response bytes queued for clients, across connections, stay within the
 /// budget; past it responses wait (as many bytes again at most, else `503`),
 /// smaller ones passing larger ones only into room those are not promised,

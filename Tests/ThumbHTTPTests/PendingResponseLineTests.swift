@@ -5,7 +5,7 @@ import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// The line of responses waiting for room in `http.maxPendingResponseBytes`
-/// (README § HTTP server, Slow readers), over real loopback sockets: it holds
+/// (HTTPServer.md, Slow readers), over real loopback sockets: it holds
 /// at most the budget, what does not fit is refused with a small `503`, and a
 /// small answer is not held behind large ones.
 @Suite struct PendingResponseLineTests {

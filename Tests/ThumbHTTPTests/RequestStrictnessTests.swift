@@ -2,7 +2,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
 
-/// RFC 9112 strictness of the request head (README § HTTP server): what a
+/// RFC 9112 strictness of the request head (HTTPServer.md): what a
 /// lenient parser would read around, and a proxy in front might read
 /// differently, is refused.
 @Suite struct RequestStrictnessTests {

@@ -6,7 +6,7 @@ import ThumbTestSupport
 private let second: UInt64 = 1_000_000_000
 private typealias Machine = ConnectionStateMachine
 
-/// `http.sendTimeoutSeconds` (README § HTTP server): a response the client
+/// `http.sendTimeoutSeconds` (HTTPServer.md): a response the client
 /// takes nothing of for that long closes its connection.
 @Suite struct SendTimeoutTests {
     private static func machine() -> Machine {

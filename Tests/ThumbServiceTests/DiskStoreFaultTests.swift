@@ -4,7 +4,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbService
 
-/// README § Configuration `diskStore`: a store that cannot be written keeps
+/// Configuration.md `diskStore`: a store that cannot be written keeps
 /// the service answering (originals served without being kept), says so once
 /// in the log, and never leaves a partial file.
 @Suite struct DiskStoreFaultTests {

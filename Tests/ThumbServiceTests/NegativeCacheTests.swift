@@ -13,7 +13,7 @@ private final class ManualClock: Sendable {
 @Suite struct NegativeCacheTests {
     static let url = "http://origin.test/a.jpg"
 
-    /// README § Sources and limits: these failures are remembered and replayed as they were.
+    /// SourcesAndLimits.md: these failures are remembered and replayed as they were.
     static let remembered: [ServiceError] = [
         .sourceNotFound, .unsupportedFormat("not an image"), .corruptImage("truncated"),
         .imageTooLarge("over maxSourcePixels"), .sourceTooLarge(limit: 1024), .originError("answered 500"),

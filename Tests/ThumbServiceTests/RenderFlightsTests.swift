@@ -72,7 +72,7 @@ struct RenderFlightsTests {
         #expect(results["1"] == .failure(.overloaded) && flights.inFlight == 0)
     }
 
-    /// README § Statistics `render.abandoned`: only a flight whose every
+    /// Statistics.md `render.abandoned`: only a flight whose every
     /// waiter's client has gone ends, atomically, with no waiter called.
     @Test func aFlightEndsUncalledOnlyWhenEveryClientHasGone() {
         let flights = Flights(), results = Results()

@@ -75,7 +75,7 @@ import ThumbTestSupport
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
-    /// README § Configuration `limits.maxDecodeMemoryBytes`: a storm of renders whose estimates
+    /// Configuration.md `limits.maxDecodeMemoryBytes`: a storm of renders whose estimates
     /// do not fit together queues instead of running at once — with two workers
     /// and room for one decode, never more than one runs and the budget holds.
     @Test func aStormOfDecodesQueuesWithinTheMemoryBudget() throws {
@@ -144,7 +144,7 @@ import ThumbTestSupport
         #expect(cover.estimatedMemory >= g.scaledWidth * g.scaledHeight * 20 + g.width * g.height * 4)
     }
 
-    /// README § Configuration `limits.maxDecodeMemoryBytes` counts the original's
+    /// Configuration.md `limits.maxDecodeMemoryBytes` counts the original's
     /// bytes held while decoding: a thumbnail-sized JPEG padded to 4 MB is
     /// refused by a budget that its pixels alone would fit (issue 14).
     @Test func theDecodeEstimateCountsTheOriginalsBytes() throws {
@@ -225,7 +225,7 @@ import ThumbTestSupport
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
-    /// README § Sources and limits "Re-checked on hits": the address an original
+    /// SourcesAndLimits.md "Re-checked on hits": the address an original
     /// came from is kept with it; after a reload, or a restart on the same
     /// store, that disallows private networks, neither its cached variants nor
     /// its stored original are served, and the origin is not asked.
@@ -284,7 +284,7 @@ import ThumbTestSupport
         #expect(origin.hits("/cat.jpg") == 2 && s.disk?.statistics.revalidations == 1)
     }
 
-    /// SIGHUP's service half (README § Service life): new cache sizes evict at once, new
+    /// SIGHUP's service half (ServiceLife.md): new cache sizes evict at once, new
     /// origin rules reach the fetcher.
     @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {
         let origin = try TestOrigin()

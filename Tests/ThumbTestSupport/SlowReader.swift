@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// A loopback client with a 4 KiB receive buffer that sends one request and
-/// then reads nothing until told to: the slow reader of README § HTTP server.
+/// then reads nothing until told to: the slow reader of HTTPServer.md.
 public final class SlowReader {
     public let fd: Int32
     /// The first bytes `readToEnd` received (at most 2 KiB): a refusal's

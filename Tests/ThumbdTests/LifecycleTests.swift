@@ -3,7 +3,7 @@ import Glibc
 import Testing
 import ThumbTestSupport
 
-/// The real `thumbd` binary under a fake systemd (README § Configuration–§ Service life): notifications on
+/// The real `thumbd` binary under a fake systemd (Configuration.md, CommandLine.md and ServiceLife.md): notifications on
 /// a test-owned `NOTIFY_SOCKET`, the watchdog, SIGHUP reloads that keep
 /// connections, socket activation on an inherited fd 3, and the admin token and
 /// URL signing seen from outside. Every daemon is SIGKILLed and reaped by a
@@ -231,7 +231,7 @@ import ThumbTestSupport
 
     // MARK: f. Admin token and signing, from outside
 
-    /// SIG of README § Signing: base64url (unpadded) HMAC-SHA256 of `target`, keyed with `key`, via openssl.
+    /// SIG of API.md § Signing: base64url (unpadded) HMAC-SHA256 of `target`, keyed with `key`, via openssl.
     static func signature(_ target: String, key: String) throws -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")

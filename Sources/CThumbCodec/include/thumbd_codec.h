@@ -15,7 +15,7 @@ enum {
     THUMBD_NO_MEMORY = 3,
     THUMBD_FAILED = 4,        // anything else, e.g. an encoder error
     THUMBD_TOO_LARGE = 5,     // the header declares more than the caller's pixel limit (422 image_too_large)
-    THUMBD_DEADLINE = 6,      // the render's deadline passed; the work was abandoned (README § Configuration maxRenderSeconds)
+    THUMBD_DEADLINE = 6,      // the render's deadline passed; the work was abandoned (Configuration.md maxRenderSeconds)
 };
 
 /// When a render must stop: decoders and encoders check it at every row, scan
@@ -31,7 +31,7 @@ thumbd_deadline thumbd_deadline_in(double seconds);
 int thumbd_deadline_passed(thumbd_deadline deadline);
 
 /// Largest number of scans a progressive JPEG may have (libjpeg-turbo's advice,
-/// as `djpeg -maxscans`): the 101st scan is corrupt (README § Configuration).
+/// as `djpeg -maxscans`): the 101st scan is corrupt (Configuration.md).
 #define THUMBD_JPEG_MAX_SCANS 100
 
 /// Colour models a header can declare.
@@ -110,7 +110,7 @@ int thumbd_png_probe(const void *data, size_t length, thumbd_image_info *info, c
 typedef struct thumbd_png_decoder thumbd_png_decoder;
 
 /// Starts decoding to RGBA8 rows (gamma chunks ignored, 16-bit keeps the high byte).
-/// The data is read up to the last image row and no further (README § Output
+/// The data is read up to the last image row and no further (API.md § Output
 /// "Strictness"): every chunk before it must have a good CRC; compressed data
 /// after the last row and the chunks after it are never read or inflated.
 /// Ancillary chunks: each is held in memory only up to THUMBD_PNG_CHUNK_MAX
@@ -132,7 +132,7 @@ int thumbd_png_encode(const void *rgba, uint32_t width, uint32_t height, int has
 
 // MARK: Colour profiles (Little CMS 2)
 
-/// Profiles larger than this are ignored (README § Output).
+/// Profiles larger than this are ignored (API.md § Output).
 #define THUMBD_ICC_MAX_BYTES (4u * 1024u * 1024u)
 
 /// How a usable profile is applied.

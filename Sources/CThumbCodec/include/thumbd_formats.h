@@ -55,7 +55,7 @@ void thumbd_decoder_set_deadline(thumbd_decoder *decoder, thumbd_deadline deadli
 int thumbd_decoder_read(thumbd_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
                         char *message, size_t message_size);
 void thumbd_decoder_close(thumbd_decoder *decoder);
-/// The colour description the file carries (README § Output "Colour"): an ICC
+/// The colour description the file carries (API.md § Output "Colour"): an ICC
 /// profile for RGB pixels (WebP `ICCP`, HEIF `colr` `prof`/`rICC`; *length 0
 /// when absent or over 4 MiB; owned by the decoder) and HEIF's `nclx` codes
 /// (HEIC: zero when absent; AVIF: the AV1 sequence header's when absent).

@@ -9,7 +9,7 @@ public struct MemoryCacheStatistics: Equatable, Sendable {
     public var evictions = 0
 }
 
-/// The memory cache of prepared bitmaps and encoded renditions (README § Statistics
+/// The memory cache of prepared bitmaps and encoded renditions (Statistics.md
 /// `memoryCache`): one cost-bounded LRU behind a lock, so any thread may read
 /// it and a hit never needs a worker.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {

@@ -67,7 +67,7 @@ final class RenderFlights<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Ends the flight without a result when every waiter's client has gone
-    /// (README § Statistics `render.abandoned`), and says so; otherwise
+    /// (Statistics.md `render.abandoned`), and says so; otherwise
     /// leaves it as it is. Atomic with `join`: a request joining at the same
     /// time either keeps the flight alive or, coming after, starts a new one.
     /// The waiters are dropped uncalled: nobody would read their answer, and

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The bounded pool of render workers (README § Configuration `workers`, `maxQueue`,
+/// The bounded pool of render workers (Configuration.md `workers`, `maxQueue`,
 /// `limits.maxDecodeMemoryBytes`). Decoding never runs on the socket threads:
 /// every render is a job here.
 ///

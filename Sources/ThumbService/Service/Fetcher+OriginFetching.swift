@@ -12,7 +12,7 @@ extension Fetcher: OriginFetching {
 }
 
 extension FetchPolicy {
-    /// The rules of README § Sources and limits as `origin.*` and `limits.maxSourceBytes` set them.
+    /// The rules of SourcesAndLimits.md as `origin.*` and `limits.maxSourceBytes` set them.
     public init(configuration c: ServiceConfiguration) {
         self.init(allowedHosts: c.origin.allowedHosts, allowPrivateNetworks: c.origin.allowPrivateNetworks,
                   maxRedirects: c.origin.maxRedirects, connectTimeout: c.origin.connectTimeoutSeconds,
@@ -22,7 +22,7 @@ extension FetchPolicy {
 }
 
 extension ServiceError {
-    /// The one place download failures become service errors (README § Sources and limits).
+    /// The one place download failures become service errors (SourcesAndLimits.md).
     public init(_ error: FetchError) {
         switch error {
         case .badURL(let m): self = .badRequest(m)

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Remembers sources that failed for `origin.negativeCacheSeconds` and replays
-/// the same error (README § Sources and limits), so a storm of requests for a broken image does
+/// the same error (SourcesAndLimits.md), so a storm of requests for a broken image does
 /// not reach the origin again. Timeouts are never remembered.
 final class NegativeCache: Sendable {
     private struct Table {

@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// Warms the caches from `POST /prefetch` batches (README § Prefetch) behind live
+/// Warms the caches from `POST /prefetch` batches (API.md § Prefetch) behind live
 /// traffic: a few items at a time go through the same service as requests,
 /// their renders at prefetch priority, so live requests are never refused
 /// because of them. Failures only show in the counters.

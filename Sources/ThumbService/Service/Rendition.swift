@@ -1,6 +1,6 @@
 import ThumbImaging
 
-/// Where a response's bytes came from (README § Output `X-Cache`).
+/// Where a response's bytes came from (API.md § Output `X-Cache`).
 public enum CacheOutcome: String, Sendable {
     /// No download and no decode: the rendition or its prepared bitmap was in memory.
     case memory

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The service's own counters for `/stats` (README § Statistics); caches, queue and the
+/// The service's own counters for `/stats` (Statistics.md); caches, queue and the
 /// HTTP server report theirs.
 public struct ServiceCounters: Equatable, Sendable {
     public var memoryHits = 0

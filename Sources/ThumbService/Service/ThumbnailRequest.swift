@@ -1,7 +1,7 @@
 import ThumbFetch
 import ThumbImaging
 
-/// A validated `/thumbnail` request (README § API: /thumbnail): the source and the variant,
+/// A validated `/thumbnail` request (API.md § GET /thumbnail): the source and the variant,
 /// built from parsed values so equal requests have equal keys however their
 /// query strings were spelled.
 public struct ThumbnailRequest: Hashable, Sendable {
@@ -28,7 +28,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
     static let knownParameters: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "dpr", "preset", "sig"]
     static let maxURLBytes = 2048
 
-    /// Validates decoded query parameters against the rules of README § API: /thumbnail and the
+    /// Validates decoded query parameters against the rules of API.md § GET /thumbnail and the
     /// configuration's limits, presets and allowed sizes.
     /// `accept`: the request's `Accept` header, for `format=auto`; nil (as
     /// for prefetch) means the PNG/JPEG rule.

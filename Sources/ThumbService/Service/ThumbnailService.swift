@@ -9,7 +9,7 @@ import ThumbFetch
 import ThumbImaging
 
 /// Serves thumbnails: memory cache, then one shared render per variant, then
-/// one shared download per source (README § Endpoints, § API: /thumbnail, § Statistics, § Sources and limits). Knows nothing of
+/// one shared download per source (API.md § Endpoints, API.md § GET /thumbnail, Statistics.md, SourcesAndLimits.md). Knows nothing of
 /// sockets; the HTTP handler adapts it.
 ///
 /// Threads: `thumbnail(_:completion:)` is called on a socket thread and only
@@ -17,7 +17,7 @@ import ThumbImaging
 /// downloads run on the fetcher's own engine, without a thread each; decoding,
 /// scaling and encoding run on the render queue's workers. `completion` is
 /// called exactly once, from any thread — unless the request's client has
-/// gone and its render is abandoned (README § Statistics `render.abandoned`):
+/// gone and its render is abandoned (Statistics.md `render.abandoned`):
 /// then never, since nobody is listening.
 public final class ThumbnailService: Sendable {
     private let configuration: Mutex<ServiceConfiguration>
@@ -39,7 +39,7 @@ public final class ThumbnailService: Sendable {
         self.configuration = Mutex(configuration)
         memory = MemoryCache(limitBytes: configuration.memoryCacheBytes)
         self.disk = disk
-        // glibc keeps the heap a storm of renders freed (README § Benchmarks and fuzzing,
+        // glibc keeps the heap a storm of renders freed (Testing.md § Attacks and storms,
         // storm.sh: 159 MiB held 10 s after, 58 MiB once trimmed); trimming when the queue has
         // been idle for a second costs the busy path nothing, unlike a low mmap threshold.
         renders = RenderQueue(workers: configuration.workers, maxQueue: configuration.maxQueue,
@@ -62,7 +62,7 @@ public final class ThumbnailService: Sendable {
         return { _ = trim(0) }
     }()
 
-    /// Applies a re-read configuration (SIGHUP, README § Service life): limits, allowlists,
+    /// Applies a re-read configuration (SIGHUP, ServiceLife.md): limits, allowlists,
     /// presets, keys and cache sizes from now on; shrinking a cache evicts at
     /// once. `workers` and `listen` need a restart.
     public func reload(_ new: ServiceConfiguration) {
@@ -118,7 +118,7 @@ public final class ThumbnailService: Sendable {
                           completion: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) {
         let url = request.sourceURL
         if let refused = hostRefusal(request) { return completion(.failure(refused)) }
-        // README § Statistics: memory hits and misses count /thumbnail requests; prefetch items are not.
+        // Statistics.md: memory hits and misses count /thumbnail requests; prefetch items are not.
         let live = priority == .live
         if case .rendition(let r)? = memory.get(.rendition(url: url, request.variant)) {
             if live { counters.countMemoryHit() }
@@ -260,7 +260,7 @@ public final class ThumbnailService: Sendable {
         (renderFlights.inFlight, originFlights.inFlight)
     }
 
-    /// README § Configuration `maxRenderSeconds`: counted from when a worker
+    /// Configuration.md `maxRenderSeconds`: counted from when a worker
     /// starts the render (time spent queued does not count).
     private func renderDeadline() -> RenderDeadline {
         RenderDeadline(seconds: config.limits.maxRenderSeconds)
@@ -278,7 +278,7 @@ public final class ThumbnailService: Sendable {
         return rendition
     }
 
-    /// Every figure the service keeps for `/stats` (README § Statistics), read now.
+    /// Every figure the service keeps for `/stats` (Statistics.md), read now.
     public var statistics: ServiceStatistics {
         let c = config
         return ServiceStatistics(memory: memory.statistics,
@@ -286,7 +286,7 @@ public final class ThumbnailService: Sendable {
                                  counters: counters.snapshot, render: renders.statistics)
     }
 
-    /// Forgets a source (README § Endpoints `DELETE /cache`): its original on disk, every
+    /// Forgets a source (API.md § Endpoints `DELETE /cache`): its original on disk, every
     /// prepared variant in memory and a remembered failure. Returns how many.
     public func purge(_ spelling: String) -> Int {
         let url = URLNormalization.normalize(spelling) ?? spelling

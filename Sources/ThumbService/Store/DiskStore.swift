@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The disk store of originals (README § Configuration `diskStore`): one file per source URL,
+/// The disk store of originals (Configuration.md `diskStore`): one file per source URL,
 /// named by the URL's SHA-256 in two levels of shard directories, bounded by an
 /// exact byte limit with least-recently-used eviction.
 ///
@@ -101,7 +101,7 @@ public final class DiskStore: Sendable {
     }
 
     /// Stores an original; false when it is larger than the whole store (it is
-    /// then served but not kept, README § Configuration) or the write failed.
+    /// then served but not kept, Configuration.md) or the write failed.
     @discardableResult
     public func store(url: String, data: [UInt8], metadata: OriginalMetadata) -> Bool {
         let name = Self.name(for: url)
@@ -152,7 +152,7 @@ public final class DiskStore: Sendable {
         }
     }
 
-    /// Counts a revalidation with the origin (README § Statistics `diskStore.revalidations`).
+    /// Counts a revalidation with the origin (Statistics.md `diskStore.revalidations`).
     public func noteRevalidation() {
         state.withLock { $0.revalidations += 1 }
     }

@@ -11,7 +11,7 @@ public struct OriginalMetadata: Equatable, Sendable {
     public var length: Int
     /// Hex SHA-256 of the original: the stable half of every variant's ETag.
     public var sha256: String
-    /// The address the original was fetched from (README § Sources and limits
+    /// The address the original was fetched from (SourcesAndLimits.md
     /// "Re-checked on hits"); nil for files stored before it was kept.
     public var address: String?
 

@@ -9,7 +9,7 @@ AVIF: Pillow reports irot/imir as an Exif orientation, which exif_transpose appl
 resized with a box filter to ceil(side*M/8), the reference for a scaled decode.
 A file carrying an ICC profile (the photo-* AVIF/HEIC fixtures keep rocket.jpg's Adobe
 RGB profile) is converted to sRGB with Pillow ImageCms, perceptual intent, alpha kept,
-as thumbd does (README § Output "Colour").
+as thumbd does (API.md § Output "Colour").
 Run: pip install Pillow pillow-heif; python3 make-format-reference.py
 """
 import io, os

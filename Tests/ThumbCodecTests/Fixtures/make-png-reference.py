@@ -1,6 +1,6 @@
 """Writes pngsuite-rgba-sha256.txt: for every valid PngSuite file, the SHA-256 of
 its pixels as RGBA8 computed by an independent decoder (pypng, pure Python, no
-gamma). Expansion follows README § Output: palette and tRNS expanded, gray to RGB,
+gamma). Expansion follows API.md § Output: palette and tRNS expanded, gray to RGB,
 low bit depths scaled to 8 bits, 16-bit samples keep their high byte (v >> 8),
 gAMA/cHRM/sRGB/sBIT ignored.   Run: pip install pypng; python3 make-png-reference.py
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# WebP, AVIF and HEIC colour fixtures (README § Output "Colour"), from the same
+# WebP, AVIF and HEIC colour fixtures (API.md § Output "Colour"), from the same
 # pixels as make-fixtures.py's (testorig.jpg as Pillow decodes it), all encoded
 # losslessly so that the existing Pillow ImageCms references in ref/ apply
 # unchanged; then make-format-references.py for the nclx cases lcms cannot express.

@@ -4,7 +4,7 @@ Little CMS cannot read an nclx box, so these are computed here with numpy straig
 published definitions, independently of the shim's nclx.c: the sRGB curve (IEC 61966-2-1), the
 BT.2020 → BT.709 linear-light matrix as printed in ITU-R BT.2087-0 (four decimals), the PQ EOTF
 (SMPTE ST 2084) and the HLG inverse OETF with the 1.2 system gamma of a 1000 cd/m² display
-(ITU-R BT.2100). HDR signals are not tone mapped (README § Output "Colour"): reference white
+(ITU-R BT.2100). HDR signals are not tone mapped (API.md § Output "Colour"): reference white
 (203 cd/m², ITU-R BT.2408; HLG signal 0.75) becomes sRGB white and each channel clips at it
 before the matrix. The Display P3 nclx fixture needs nothing here: its reference is
 ref/p3-testorig.png, Pillow ImageCms with display-p3.icc. Nor does the lossless WebP and AVIF
