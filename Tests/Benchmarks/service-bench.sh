@@ -6,18 +6,22 @@
 #          worker_processes 1 (wrk takes the other core) and once with auto;
 #  misses: memoryCacheBytes 0 and a different w per request (wrk Lua), originals on disk
 #          (X-Cache: disk), beside thumbor (2 processes = cores, file storage for
-#          originals, no result storage) doing the same resize of the same ~4 MP photo.
+#          originals, no result storage) doing the same resize of the same 4 MP photo
+#          (jpeg-4mp.jpg of make-inputs.sh).
 # Rounds alternate the servers; prints medians of req/s and p99, the ratios, and peak RSS.
 # The storm (memory under distinct 12 MP decodes) is Tests/Benchmarks/storm.sh.
-# Usage: Tests/Benchmarks/service-bench.sh [ROUNDS]        (from the repository root)
+# Usage: Tests/Benchmarks/service-bench.sh [ROUNDS]        (default 3; any directory)
+# From a fresh clone (Debian, Swift 6; installs wrk, nginx, libvips-tools, libjpeg-turbo-progs,
+# and thumbor with pip when python3 cannot import it):
+#   git clone URL thumbd && cd thumbd && Tests/Benchmarks/service-bench.sh
+# A quick trial run: BENCH_SECONDS=2 Tests/Benchmarks/service-bench.sh 1
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source Tests/Benchmarks/lib.sh
 ROUNDS=${1:-3}
-bash .ci/deps.sh wrk nginx-light libvips-tools libjpeg-turbo-progs
-python3 -c 'import thumbor' 2>/dev/null || pip install -q thumbor
-INPUTS="$PWD/.build-bench-inputs"
-bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
+bash .ci/deps.sh wrk nginx
+python3 -c 'import thumbor' 2>/dev/null || python3 -m pip install -q thumbor
+bench_inputs
 BIN=$(bench_release_bin)
 bench_init
 THUMBOR=""
