@@ -25,7 +25,12 @@ bench_inputs
 BIN=$(bench_release_bin)
 bench_init
 THUMBOR=""
-trap '[ -n "$THUMBOR" ] && kill -- -"$THUMBOR" 2>/dev/null; bench_cleanup' EXIT
+end_thumbor() { # its whole process group, and up to 5 s for its workers to finish exiting
+  [ -n "$THUMBOR" ] || return 0
+  kill -- -"$THUMBOR" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 -- -"$THUMBOR" 2>/dev/null || break; sleep 0.1; done
+}
+trap 'end_thumbor; bench_cleanup' EXIT
 mkdir "$W/origin" "$W/static" && cp "$INPUTS/jpeg-4mp.jpg" "$W/origin/photo.jpg"
 bench_origin "$W/origin" 18200
 SRC="http%3A%2F%2F127.0.0.1%3A18200%2Fphoto.jpg"
