@@ -34,8 +34,8 @@ for i in $(seq "$ROUNDS"); do
     BIN=$A; [ $side = B ] && BIN=$B
     start "hits$side$i" "$BIN" 18301 268435456; H=$BENCH_PID
     start "misses$side$i" "$BIN" 18302 0; M=$BENCH_PID
-    curl -sf -o /dev/null "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256"
-    curl -sf -o /dev/null "http://127.0.0.1:18302/thumbnail?url=$SRC&w=100"
+    curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256"
+    curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18302/thumbnail?url=$SRC&w=100"
     echo "hits-$side $(bench_wrk "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256" 64)" >> "$W/results"
     echo "misses-$side $(PATH_FMT="/thumbnail?url=$SRC&w={N}" bench_wrk "http://127.0.0.1:18302/" 64 "$W/vary.lua")" >> "$W/results"
     kill $H $M; wait $H $M 2>/dev/null || true

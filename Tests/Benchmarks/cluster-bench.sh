@@ -81,7 +81,7 @@ for port in 18410 18411 18420 18421 18422 18423 18430 18431 18440 18441 18442 18
 # Warm: every hits variant rendered once, every original on the misses' disks.
 for port in 18410 18420 18430 18440; do
   for i in $(seq 0 $((SOURCES - 1))); do printf '%03d\n' "$i"; done |
-    xargs -P 4 -I{} curl -sf -o /dev/null "http://127.0.0.1:$port/thumbnail?url=${PREFIX}{}.jpg&w=256&h=256"
+    xargs -P 4 -I{} curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:$port/thumbnail?url=${PREFIX}{}.jpg&w=256&h=256"
 done
 
 run() { # PORT VARIANT CONNECTIONS -> "req/s p99ms errors" (errors: non-2xx + socket errors, timeouts included)
@@ -102,7 +102,7 @@ for i in $(seq "$ROUNDS"); do
   echo "misses direct $(run 18431 '' 8)" >> "$W/results"
 done
 for port in 18421 18422 18423 18441 18442 18443; do
-  echo "$port $(curl -s "http://127.0.0.1:$port/stats")" >> "$W/stats"
+  echo "$port $(curl -s --max-time 10 "http://127.0.0.1:$port/stats")" >> "$W/stats"
 done
 echo "load average (1/5/15 min) before: $LOAD_BEFORE, after: $(cut -d" " -f1-3 /proc/loadavg), CPUs: $(nproc)"
 python3 - "$W/results" "$W/stats" <<'PY'

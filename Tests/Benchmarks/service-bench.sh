@@ -53,9 +53,9 @@ CONF
 # In its own process group (setsid), so cleanup ends its forked workers too, not only the parent.
 setsid thumbor -p 18203 -c "$W/thumbor.conf" --processes 2 -l error >/dev/null 2>&1 & THUMBOR=$!
 bench_wait_port 18203
-curl -sf -o "$W/static/thumb.jpg" "http://127.0.0.1:18201/thumbnail?url=$SRC&w=256&h=256"
-curl -sf -o /dev/null "http://127.0.0.1:18202/thumbnail?url=$SRC&w=100"          # original onto disk
-curl -sf -o /dev/null "http://127.0.0.1:18203/unsafe/100x0/127.0.0.1:18200/photo.jpg"  # thumbor's storage too
+curl -sf --max-time 60 -o "$W/static/thumb.jpg" "http://127.0.0.1:18201/thumbnail?url=$SRC&w=256&h=256"
+curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18202/thumbnail?url=$SRC&w=100"          # original onto disk
+curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18203/unsafe/100x0/127.0.0.1:18200/photo.jpg"  # thumbor's storage too
 for workers in 1 auto; do
   port=18204; [ $workers = auto ] && port=18205
   cat > "$W/nginx-$workers.conf" <<CONF

@@ -62,7 +62,7 @@ TOTAL=$((SECONDS_STORM + 30))
   done > "$W/rss" ) & SAMPLER=$!; BENCH_PIDS+=("$SAMPLER")
 wrk -t1 -c32 -d"${SECONDS_STORM}s" --timeout 30s -s "$W/storm.lua" http://127.0.0.1:18321/ > "$W/wrk.txt"
 wait "$SAMPLER" || true
-curl -s http://127.0.0.1:18321/stats > "$W/stats.json"
+curl -s --max-time 10 http://127.0.0.1:18321/stats > "$W/stats.json"
 python3 - "$W" "$SECONDS_STORM" "$CACHE" "$DECODE" "$WORKERS" <<'PY'
 import json, os, struct, sys
 w, storm, cache, decode, workers = sys.argv[1], int(sys.argv[2]), *map(int, sys.argv[3:])
