@@ -2,15 +2,22 @@
 # A/B benchmark of two thumbd binaries (e.g. before and after a refactor), in one run,
 # rounds alternating so machine noise hits both alike. Everything on 127.0.0.1.
 #  hits:   wrk -t1 -c64 -d10s on one /thumbnail variant (X-Cache: memory);
-#  misses: memoryCacheBytes 0, a different w per request (X-Cache: disk, 4 MP JPEG original).
-# Usage: Tests/Benchmarks/ab-bench.sh BIN_A BIN_B [ROUNDS]   (from the repository root)
+#  misses: memoryCacheBytes 0, a different w per request (X-Cache: disk, the 4 MP JPEG
+#          original of make-inputs.sh).
+# Prints a table of medians (req/s, p99, non-2xx) per case and build, and B/A of req/s.
+# Usage: Tests/Benchmarks/ab-bench.sh BIN_A BIN_B [ROUNDS]   (default 3 rounds; any directory)
+# From a fresh clone (Debian, Swift 6; installs wrk, libvips-tools, libjpeg-turbo-progs):
+#   git clone URL thumbd && cd thumbd
+#   git checkout BEFORE && swift build -c release && cp .build/release/thumbd /tmp/thumbd-a
+#   git checkout AFTER && swift build -c release && cp .build/release/thumbd /tmp/thumbd-b
+#   Tests/Benchmarks/ab-bench.sh /tmp/thumbd-a /tmp/thumbd-b
+# A quick trial run: BENCH_SECONDS=2 Tests/Benchmarks/ab-bench.sh /tmp/thumbd-a /tmp/thumbd-b 1
 set -euo pipefail
+A=$(realpath "${1:?usage: ab-bench.sh BIN_A BIN_B [ROUNDS]}"); B=$(realpath "${2:?usage: ab-bench.sh BIN_A BIN_B [ROUNDS]}"); ROUNDS=${3:-3}
 cd "$(dirname "$0")/../.."
 source Tests/Benchmarks/lib.sh
-A=$1; B=$2; ROUNDS=${3:-3}
-bash .ci/deps.sh wrk libvips-tools libjpeg-turbo-progs
-INPUTS="$PWD/.build-bench-inputs"
-bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
+bash .ci/deps.sh wrk
+bench_inputs
 bench_init
 mkdir "$W/origin" && cp "$INPUTS/jpeg-4mp.jpg" "$W/origin/photo.jpg"
 bench_origin "$W/origin" 18300
@@ -27,8 +34,8 @@ for i in $(seq "$ROUNDS"); do
     BIN=$A; [ $side = B ] && BIN=$B
     start "hits$side$i" "$BIN" 18301 268435456; H=$BENCH_PID
     start "misses$side$i" "$BIN" 18302 0; M=$BENCH_PID
-    curl -sf -o /dev/null "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256"
-    curl -sf -o /dev/null "http://127.0.0.1:18302/thumbnail?url=$SRC&w=100"
+    curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256"
+    curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18302/thumbnail?url=$SRC&w=100"
     echo "hits-$side $(bench_wrk "http://127.0.0.1:18301/thumbnail?url=$SRC&w=256&h=256" 64)" >> "$W/results"
     echo "misses-$side $(PATH_FMT="/thumbnail?url=$SRC&w={N}" bench_wrk "http://127.0.0.1:18302/" 64 "$W/vary.lua")" >> "$W/results"
     kill $H $M; wait $H $M 2>/dev/null || true

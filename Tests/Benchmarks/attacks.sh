@@ -6,33 +6,30 @@
 #               reading 1 byte/s for 20 s; a normal request is timed meanwhile
 #  app2-padded  40 sequential distinct URLs of a small JPEG padded with 48 MB of APP2 (non-ICC)
 #               segments, then 6 corrupt ones (bad Huffman table; truncated scan) likewise padded
-# Each attack gets a fresh daemon (workers 2, memoryCacheBytes 64 MiB, maxDecodeMemoryBytes
-# 384 MiB, so that one 4096x4096 RGBA render (about 330 MiB) is admitted,
-# http.maxPendingResponseBytes 64 MiB, http.sendTimeoutSeconds 5). VmRSS and Threads are
-# sampled every 0.5 s from /proc; the table shows the peak, the RSS after 10 s idle and the time
-# to answer. Exit status 1 when a peak exceeds memoryCacheBytes + maxDecodeMemoryBytes +
+# The hostile files are made here (Python and cjpeg); the small JPEG is a 320x200 radial grey
+# gradient (cjpeg -quality 85). Each attack gets a fresh daemon (workers 2, memoryCacheBytes
+# 64 MiB, maxDecodeMemoryBytes 384 MiB, so that one 4096x4096 RGBA render (about 330 MiB) is
+# admitted, http.maxPendingResponseBytes 64 MiB, http.sendTimeoutSeconds 5). VmRSS and Threads
+# are sampled every 0.5 s from /proc; the table shows the peak, the RSS after 10 s idle and the
+# time to answer. Exit status 1 when a peak exceeds memoryCacheBytes + maxDecodeMemoryBytes +
 # 2 x maxPendingResponseBytes (responses being written, and finished ones waiting for room)
-# + 64 MiB (Testing.md § Attacks and storms).
-# Usage: [THUMBD_BIN=path] Tests/Benchmarks/attacks.sh   (from the repository root; needs cjpeg, Pillow;
-#        without THUMBD_BIN it builds and runs the release thumbd)
+# + 64 MiB (Testing.md § Attacks and storms). It takes about 2 minutes.
+# Usage: [THUMBD_BIN=path] Tests/Benchmarks/attacks.sh   (any directory; without THUMBD_BIN
+#        it builds and runs the release thumbd)
+# From a fresh clone (Debian, Swift 6; installs libjpeg-turbo-progs for cjpeg):
+#   git clone URL thumbd && cd thumbd && Tests/Benchmarks/attacks.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source Tests/Benchmarks/lib.sh
 MIB=$((1 << 20))
 CACHE=$((64 * MIB)) DECODE=$((384 * MIB)) PENDING=$((64 * MIB))
 BOUND=$(( (CACHE + DECODE + 2 * PENDING + 64 * MIB) / MIB ))
-if [ -z "${THUMBD_BIN:-}" ]; then
-  swift build -c release --product thumbd >/dev/null
-  THUMBD_BIN=$(swift build -c release --show-bin-path)/thumbd
-fi
-BIN=$THUMBD_BIN
-W=$(mktemp -d)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$W"; }
-trap cleanup EXIT
+bash .ci/deps.sh libjpeg-turbo-progs
+BIN=$(bench_release_bin)
+bench_init
 mkdir -p "$W/origin"
 python3 - "$W/origin" <<'PY'
-import io, struct, subprocess, sys, zlib
-from PIL import Image
+import math, struct, subprocess, sys, zlib
 out = sys.argv[1]
 def chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
@@ -60,9 +57,11 @@ last = jpeg.rfind(b"\xff\xda")
 assert jpeg.endswith(b"\xff\xd9") and last > 0
 with open(f"{out}/scanbomb.jpg", "wb") as f:
     f.write(jpeg[:-2] + jpeg[last:-2] * 999 + b"\xff\xd9")
-# A small photo-like JPEG, and the same padded with 48 MB of APP2 segments after SOI.
-img = Image.radial_gradient("L").resize((320, 200)).convert("RGB")
-buf = io.BytesIO(); img.save(buf, "JPEG", quality=85); small = buf.getvalue()
+# A small JPEG (a 320x200 radial grey gradient as RGB: 0 at the centre, 255 at ~the
+# corners), and the same padded with 48 MB of APP2 segments after SOI.
+ppm = b"P6 320 200 255\n" + b"".join(
+    bytes([min(255, int(math.hypot(x - 160, y - 100) * 255 / 181))] * 3) for y in range(200) for x in range(320))
+small = subprocess.run(["cjpeg", "-quality", "85"], input=ppm, capture_output=True, check=True).stdout
 open(f"{out}/small.jpg", "wb").write(small)
 payload = b"XTHUMBD\0" + bytes(65533 - 8)
 segment = b"\xff\xe2" + struct.pack(">H", len(payload) + 2) + payload
@@ -78,8 +77,7 @@ sos = padded.rfind(b"\xff\xda")
 open(f"{out}/corrupt-cut.jpg", "wb").write(padded[:sos + (len(padded) - sos) // 2])
 PY
 ls -l "$W/origin" >&2
-(cd "$W/origin" && exec python3 -m http.server 18310 --bind 127.0.0.1 >/dev/null 2>&1) & PIDS+=($!)
-for ((i = 0; i < 100; i++)); do curl -sf -o /dev/null http://127.0.0.1:18310/small.jpg && break; sleep 0.2; done
+bench_origin "$W/origin" 18310
 ORIGIN="http%3A%2F%2F127.0.0.1%3A18310"
 
 # sample PID FILE: "rssKiB threads" every 0.5 s until FILE.stop exists (at most 10 min).
@@ -100,10 +98,8 @@ start_daemon() { # NAME PORT -> sets DPID
  "http": {"maxPendingResponseBytes": $PENDING, "sendTimeoutSeconds": 5},
  "log": {"accessLog": false, "level": "warning"}}
 CONF
-  "$BIN" --config "$W/$1.json" 2>>"$W/daemon.log" & DPID=$!; PIDS+=($DPID)
-  local i
-  for ((i = 0; i < 100; i++)); do curl -sf -o /dev/null "http://127.0.0.1:$2/healthz" && break; sleep 0.1; done
-  sample "$DPID" "$W/$1.rss" & PIDS+=($!)
+  bench_daemon "$BIN" "$W/$1.json" "$2" "$W/$1.log"; DPID=$BENCH_PID
+  bench_bg sample "$DPID" "$W/$1.rss"
 }
 stop_daemon() { # NAME: 10 s idle, then the last sample is "after"
   sleep 10

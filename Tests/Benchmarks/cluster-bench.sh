@@ -2,8 +2,8 @@
 # Cluster benchmark (issue 12): aggregate throughput through nginx (the shipped
 # Config/nginx-thumbd.conf, worker_processes 1) in front of 1 and of 3 thumbd
 # instances (release build), everything on 127.0.0.1. 120 distinct sources
-# (the 4 MP JPEG under 120 names, each with its own COM segment) rotate per
-# request, so the hash spreads them over the instances:
+# (jpeg-4mp.jpg of make-inputs.sh under 120 names, each with its own COM segment)
+# rotate per request, so the hash spreads them over the instances:
 #  hits:   w=256&h=256, every variant rendered once beforehand (X-Cache: memory);
 #  misses: memoryCacheBytes 0, originals on disk, w rotating (X-Cache: disk: a
 #          4 MP decode + scale + encode per request).
@@ -12,24 +12,20 @@
 # setups alternating for ROUNDS rounds; medians, and every error wrk saw.
 # On a 2-core machine nginx, wrk and every thumbd share the same two CPUs, so
 # 3 instances cannot add CPU: expect the hash to spread load, not to multiply it.
-# Usage: Tests/Benchmarks/cluster-bench.sh [ROUNDS]        (from the repository root)
+# Usage: Tests/Benchmarks/cluster-bench.sh [ROUNDS]        (default 1; any directory)
+# From a fresh clone (Debian, Swift 6; installs wrk, nginx, libvips-tools, libjpeg-turbo-progs):
+#   git clone URL thumbd && cd thumbd && Tests/Benchmarks/cluster-bench.sh
+# A quick trial run: BENCH_SECONDS=2 Tests/Benchmarks/cluster-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source Tests/Benchmarks/lib.sh
 ROUNDS=${1:-1}
 SOURCES=120
-bash .ci/deps.sh wrk nginx libvips-tools libjpeg-turbo-progs
-INPUTS="$PWD/.build-bench-inputs"
-bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
-swift build -c release --product thumbd >/dev/null
-BIN=$(swift build -c release --show-bin-path)/thumbd
-W=$(mktemp -d); chmod 755 "$W"; mkdir "$W/origin" "$W/tmp"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$W"
-}
-trap cleanup EXIT
+bash .ci/deps.sh wrk nginx
+bench_inputs
+BIN=$(bench_release_bin)
+bench_init
+chmod 755 "$W"; mkdir "$W/origin" "$W/tmp"   # nginx's workers (user nobody) write their temp files here
 python3 - "$INPUTS/jpeg-4mp.jpg" "$W/origin" "$SOURCES" <<'PY'
 import struct, sys
 base = open(sys.argv[1], "rb").read()
@@ -38,7 +34,7 @@ for i in range(int(sys.argv[3])):
     open(f"{sys.argv[2]}/src-{i:03d}.jpg", "wb").write(base[:2] + b"\xff\xfe" + struct.pack(">H", len(text) + 2) + text + base[2:])
 PY
 ORIGIN=18400
-(cd "$W/origin" && exec python3 -m http.server $ORIGIN --bind 127.0.0.1 >/dev/null 2>&1) & PIDS+=($!)
+bench_origin "$W/origin" $ORIGIN
 PREFIX="http%3A%2F%2F127.0.0.1%3A$ORIGIN%2Fsrc-"
 
 cat > "$W/rotate.lua" <<'LUA'
@@ -62,7 +58,7 @@ start_setup() {
 {"listen": "127.0.0.1:$((first + k))", "memoryCacheBytes": $mem, "origin": {"allowPrivateNetworks": true},
  "diskStore": {"path": "$W/store-$name-$k"}, "log": {"accessLog": false}}
 CONF
-    "$BIN" --config "$W/$name-$k.json" 2>>"$W/$name.err" & PIDS+=($!)
+    BENCH_LOG="$W/$name-$k.err" bench_bg "$BIN" --config "$W/$name-$k.json"
     servers+="    server 127.0.0.1:$((first + k)) max_fails=1 fail_timeout=10s;\n"
   done
   # The shipped file with its three server lines replaced by this setup's.
@@ -75,21 +71,21 @@ events { worker_connections 1024; }
 http { access_log off; client_body_temp_path $W/tmp; proxy_temp_path $W/tmp; fastcgi_temp_path $W/tmp;
   uwsgi_temp_path $W/tmp; scgi_temp_path $W/tmp; include $W/$name-thumbd.conf; }
 CONF
-  nginx -c "$W/$name-nginx.conf" & PIDS+=($!)
+  bench_bg nginx -c "$W/$name-nginx.conf"
 }
 start_setup hits1 1 268435456 18410 18411
 start_setup hits3 3 268435456 18420 18421
 start_setup miss1 1 0 18430 18431
 start_setup miss3 3 0 18440 18441
-sleep 2
+for port in 18410 18411 18420 18421 18422 18423 18430 18431 18440 18441 18442 18443; do bench_wait_port $port; done
 # Warm: every hits variant rendered once, every original on the misses' disks.
 for port in 18410 18420 18430 18440; do
   for i in $(seq 0 $((SOURCES - 1))); do printf '%03d\n' "$i"; done |
-    xargs -P 4 -I{} curl -sf -o /dev/null "http://127.0.0.1:$port/thumbnail?url=${PREFIX}{}.jpg&w=256&h=256"
+    xargs -P 4 -I{} curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:$port/thumbnail?url=${PREFIX}{}.jpg&w=256&h=256"
 done
 
 run() { # PORT VARIANT CONNECTIONS -> "req/s p99ms errors" (errors: non-2xx + socket errors, timeouts included)
-  PREFIX=$PREFIX VARIANT=$2 SOURCES=$SOURCES wrk -t1 -c"$3" -d10s --timeout 10s --latency -s "$W/rotate.lua" "http://127.0.0.1:$1" | awk '
+  PREFIX=$PREFIX VARIANT=$2 SOURCES=$SOURCES wrk -t1 -c"$3" -d"${BENCH_SECONDS:-10}s" --timeout 10s --latency -s "$W/rotate.lua" "http://127.0.0.1:$1" | awk '
     /Requests\/sec/ {rps=$2}
     /Non-2xx/ {bad+=$NF}
     /Socket errors/ {gsub(/,/, ""); bad+=$4+$6+$8+$10}
@@ -106,7 +102,7 @@ for i in $(seq "$ROUNDS"); do
   echo "misses direct $(run 18431 '' 8)" >> "$W/results"
 done
 for port in 18421 18422 18423 18441 18442 18443; do
-  echo "$port $(curl -s "http://127.0.0.1:$port/stats")" >> "$W/stats"
+  echo "$port $(curl -s --max-time 10 "http://127.0.0.1:$port/stats")" >> "$W/stats"
 done
 echo "load average (1/5/15 min) before: $LOAD_BEFORE, after: $(cut -d" " -f1-3 /proc/loadavg), CPUs: $(nproc)"
 python3 - "$W/results" "$W/stats" <<'PY'

@@ -4,7 +4,7 @@ Each process-level time is hyperfine's median over RUNS runs (no shell, 2 warm-u
 The in-process time is ThumbBench's median over RUNS iterations of prepare+encode.
 Peak RSS is the maximum resident set of one run of the process (wait4 rusage).
 """
-import argparse, json, os, subprocess, tempfile
+import argparse, json, os, shutil, subprocess, tempfile
 
 def hyperfine_median(cmd, runs):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
@@ -28,7 +28,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin"); ap.add_argument("--inputs"); ap.add_argument("--runs", type=int, default=15)
     a = ap.parse_args()
-    tmp = tempfile.mkdtemp()
+    tmp = tempfile.mkdtemp()   # the outputs of every command, removed at the end
+    try:
+        run(a, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+def run(a, tmp):
     thumbd = f"{a.bin}/thumbd"
     rows = []
     # Decode floors: each library's own command-line decoder, output discarded or
@@ -64,4 +70,5 @@ def main():
                   f"{r['thumbd peak MB']:.0f} | {label} | {ms:.1f} | {mb:.0f} | "
                   f"{r['in-process ms'] / ms:.2f} | {r['thumbd thumbnail ms'] / ms:.2f} |")
 
-main()
+if __name__ == "__main__":
+    main()

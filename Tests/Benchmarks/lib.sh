@@ -1,6 +1,10 @@
 # Shared by the benchmark scripts (source it from the repository root): a work
-# directory and background processes that end with the script, the release
-# binary, a static origin and a daemon on loopback.
+# directory and background processes that end with the script, the standard
+# inputs, the release binary, a static origin and a daemon on loopback.
+# Environment: BENCH_SECONDS (default 10) is the length of every wrk run through
+# bench_wrk (a short value makes a quick trial run, not a measurement);
+# THUMBD_BIN, when set, is the thumbd used instead of building the release one;
+# BENCH_INPUTS is where the inputs are made (default .build-bench-inputs).
 
 # Sets W (a fresh work directory) and ends everything started with bench_bg on exit.
 bench_init() {
@@ -23,8 +27,18 @@ bench_bg() {
   BENCH_PIDS+=("$BENCH_PID")
 }
 
-# Builds thumbd in release and prints its path.
+# Makes the standard inputs (Tests/Benchmarks/make-inputs.sh, from the repository's
+# own fixtures) once, and sets INPUTS to their absolute directory. Arguments
+# (--formats) go to make-inputs.sh.
+bench_inputs() {
+  INPUTS=${BENCH_INPUTS:-$PWD/.build-bench-inputs}   # absolute: vipsthumbnail -o resolves relative names against the input's folder
+  bash Tests/Benchmarks/make-inputs.sh "$@" "$INPUTS" >/dev/null
+  INPUTS=$(cd "$INPUTS" && pwd)
+}
+
+# Builds thumbd in release and prints its path ($THUMBD_BIN instead, when set).
 bench_release_bin() {
+  if [ -n "${THUMBD_BIN:-}" ]; then echo "$THUMBD_BIN"; return; fi
   swift build -c release --product thumbd >/dev/null
   echo "$(swift build -c release --show-bin-path)/thumbd"
 }
@@ -67,10 +81,10 @@ end
 LUA
 }
 
-# One wrk run (1 thread, 10 s): prints "req/s p99ms non-2xx".
+# One wrk run (1 thread, BENCH_SECONDS, default 10 s): prints "req/s p99ms non-2xx".
 bench_wrk() { # URL CONNECTIONS [LUA_FILE]
   local extra=(); [ -n "${3:-}" ] && extra=(-s "$3")
-  wrk -t1 -c"$2" -d10s --latency ${extra[@]+"${extra[@]}"} "$1" | awk '
+  wrk -t1 -c"$2" -d"${BENCH_SECONDS:-10}s" --latency ${extra[@]+"${extra[@]}"} "$1" | awk '
     /Requests\/sec/ {rps=$2}
     /Non-2xx/ {bad=$NF}
     /^ +99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; p99=v}

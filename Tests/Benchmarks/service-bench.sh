@@ -6,22 +6,31 @@
 #          worker_processes 1 (wrk takes the other core) and once with auto;
 #  misses: memoryCacheBytes 0 and a different w per request (wrk Lua), originals on disk
 #          (X-Cache: disk), beside thumbor (2 processes = cores, file storage for
-#          originals, no result storage) doing the same resize of the same ~4 MP photo.
+#          originals, no result storage) doing the same resize of the same 4 MP photo
+#          (jpeg-4mp.jpg of make-inputs.sh).
 # Rounds alternate the servers; prints medians of req/s and p99, the ratios, and peak RSS.
 # The storm (memory under distinct 12 MP decodes) is Tests/Benchmarks/storm.sh.
-# Usage: Tests/Benchmarks/service-bench.sh [ROUNDS]        (from the repository root)
+# Usage: Tests/Benchmarks/service-bench.sh [ROUNDS]        (default 3; any directory)
+# From a fresh clone (Debian, Swift 6; installs wrk, nginx, libvips-tools, libjpeg-turbo-progs,
+# and thumbor with pip when python3 cannot import it):
+#   git clone URL thumbd && cd thumbd && Tests/Benchmarks/service-bench.sh
+# A quick trial run: BENCH_SECONDS=2 Tests/Benchmarks/service-bench.sh 1
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source Tests/Benchmarks/lib.sh
 ROUNDS=${1:-3}
-bash .ci/deps.sh wrk nginx-light libvips-tools libjpeg-turbo-progs
-python3 -c 'import thumbor' 2>/dev/null || pip install -q thumbor
-INPUTS="$PWD/.build-bench-inputs"
-bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
+bash .ci/deps.sh wrk nginx
+python3 -c 'import thumbor' 2>/dev/null || python3 -m pip install -q thumbor
+bench_inputs
 BIN=$(bench_release_bin)
 bench_init
 THUMBOR=""
-trap '[ -n "$THUMBOR" ] && kill -- -"$THUMBOR" 2>/dev/null; bench_cleanup' EXIT
+end_thumbor() { # its whole process group, and up to 5 s for its workers to finish exiting
+  [ -n "$THUMBOR" ] || return 0
+  kill -- -"$THUMBOR" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 -- -"$THUMBOR" 2>/dev/null || break; sleep 0.1; done
+}
+trap 'end_thumbor; bench_cleanup' EXIT
 mkdir "$W/origin" "$W/static" && cp "$INPUTS/jpeg-4mp.jpg" "$W/origin/photo.jpg"
 bench_origin "$W/origin" 18200
 SRC="http%3A%2F%2F127.0.0.1%3A18200%2Fphoto.jpg"
@@ -44,9 +53,9 @@ CONF
 # In its own process group (setsid), so cleanup ends its forked workers too, not only the parent.
 setsid thumbor -p 18203 -c "$W/thumbor.conf" --processes 2 -l error >/dev/null 2>&1 & THUMBOR=$!
 bench_wait_port 18203
-curl -sf -o "$W/static/thumb.jpg" "http://127.0.0.1:18201/thumbnail?url=$SRC&w=256&h=256"
-curl -sf -o /dev/null "http://127.0.0.1:18202/thumbnail?url=$SRC&w=100"          # original onto disk
-curl -sf -o /dev/null "http://127.0.0.1:18203/unsafe/100x0/127.0.0.1:18200/photo.jpg"  # thumbor's storage too
+curl -sf --max-time 60 -o "$W/static/thumb.jpg" "http://127.0.0.1:18201/thumbnail?url=$SRC&w=256&h=256"
+curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18202/thumbnail?url=$SRC&w=100"          # original onto disk
+curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18203/unsafe/100x0/127.0.0.1:18200/photo.jpg"  # thumbor's storage too
 for workers in 1 auto; do
   port=18204; [ $workers = auto ] && port=18205
   cat > "$W/nginx-$workers.conf" <<CONF

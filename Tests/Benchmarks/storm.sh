@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 9's render storm against a release build, everything on 127.0.0.1: wrk -t1 -c32 for
-# 40 s, every request a new source (one 12 MP progressive JPEG served under ?n=1,2,…, w=256),
-# workers 2, memoryCacheBytes 64 MiB. VmRSS and Threads are sampled about every second from /proc,
-# through the storm and 10 s after it. Targets (Testing.md § Attacks and storms):
+# 40 s, every request a new source (jpeg-12mp-progressive.jpg of make-inputs.sh served under
+# ?n=1,2,…, w=256), workers 2, memoryCacheBytes 64 MiB. VmRSS and Threads are sampled about
+# every second from /proc, through the storm and 10 s after it. Targets (Testing.md § Benchmarks
+# and fuzzing):
 #   peak  <= memoryCacheBytes + decode working set admitted + 64 MiB, where the working set is
 #            what the render queue admits at once: workers x the per-render estimate
 #            (coefficients of the whole progressive image, the reduced bitmap, the original),
@@ -11,25 +12,24 @@
 #            decoding when wrk stops finish; queued ones whose clients left are skipped,
 #            render.abandoned; the RSS 10 s after wrk stops is shown too).
 # Exit status 1 when either is missed.
-# Usage: [THUMBD_BIN=path] Tests/Benchmarks/storm.sh [SECONDS]   (from the repository root)
+# Usage: [THUMBD_BIN=path] Tests/Benchmarks/storm.sh [SECONDS]   (default 40; any directory;
+#        without THUMBD_BIN it builds and runs the release thumbd)
+# From a fresh clone (Debian, Swift 6; installs wrk, libvips-tools, libjpeg-turbo-progs):
+#   git clone URL thumbd && cd thumbd && Tests/Benchmarks/storm.sh
+# A quick trial run: Tests/Benchmarks/storm.sh 10   (the sampling goes on 30 s after the storm)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source Tests/Benchmarks/lib.sh
 SECONDS_STORM=${1:-40}
 MIB=$((1 << 20))
 CACHE=$((64 * MIB)) DECODE=$((512 * MIB)) WORKERS=2
-if [ -z "${THUMBD_BIN:-}" ]; then
-  swift build -c release --product thumbd >/dev/null
-  THUMBD_BIN=$(swift build -c release --show-bin-path)/thumbd
-fi
-INPUTS="$PWD/.build-bench-inputs"
-bash ../shared/bench/make-inputs.sh "$INPUTS" >/dev/null
-W=$(mktemp -d)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$W"; }
-trap cleanup EXIT
+bash .ci/deps.sh wrk
+bench_inputs
+BIN=$(bench_release_bin)
+bench_init
 mkdir -p "$W/origin"
 cp "$INPUTS/jpeg-12mp-progressive.jpg" "$W/origin/photo.jpg"
-(cd "$W/origin" && exec python3 -m http.server 18320 --bind 127.0.0.1 >/dev/null 2>&1) & PIDS+=($!)
+bench_origin "$W/origin" 18320
 cat > "$W/storm.json" <<CONF
 {"listen": "127.0.0.1:18321", "workers": $WORKERS, "memoryCacheBytes": $CACHE,
  "diskStore": {"path": "$W/store", "maxBytes": $((256 * MIB))},
@@ -37,11 +37,7 @@ cat > "$W/storm.json" <<CONF
  "origin": {"allowPrivateNetworks": true},
  "log": {"accessLog": false, "level": "warning"}}
 CONF
-"$THUMBD_BIN" --config "$W/storm.json" 2>"$W/daemon.log" & DPID=$!; PIDS+=($DPID)
-for ((i = 0; i < 100; i++)); do
-  curl -sf -o /dev/null http://127.0.0.1:18321/healthz && curl -sf -o /dev/null http://127.0.0.1:18320/photo.jpg && break
-  sleep 0.2
-done
+bench_daemon "$BIN" "$W/storm.json" 18321 "$W/daemon.log"; DPID=$BENCH_PID
 cat > "$W/storm.lua" <<'LUA'
 counter = 0
 request = function()
@@ -63,10 +59,10 @@ TOTAL=$((SECONDS_STORM + 30))
         || echo -1)
     echo "$rt $q $t"
     sleep 0.5
-  done > "$W/rss" ) & SAMPLER=$!; PIDS+=($SAMPLER)
+  done > "$W/rss" ) & SAMPLER=$!; BENCH_PIDS+=("$SAMPLER")
 wrk -t1 -c32 -d"${SECONDS_STORM}s" --timeout 30s -s "$W/storm.lua" http://127.0.0.1:18321/ > "$W/wrk.txt"
 wait "$SAMPLER" || true
-curl -s http://127.0.0.1:18321/stats > "$W/stats.json"
+curl -s --max-time 10 http://127.0.0.1:18321/stats > "$W/stats.json"
 python3 - "$W" "$SECONDS_STORM" "$CACHE" "$DECODE" "$WORKERS" <<'PY'
 import json, os, struct, sys
 w, storm, cache, decode, workers = sys.argv[1], int(sys.argv[2]), *map(int, sys.argv[3:])
