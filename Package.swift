@@ -3,13 +3,14 @@ import PackageDescription
 
 // Layers, bottom to top (arrows point one way):
 //   CJPEG/CPNG/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
+//   ThumbClock (the wall-clock seam and Duration conversions; nothing else)
 //   ThumbImaging (bitmaps, geometry, resampling; no I/O)
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
-//   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys, ThumbJSON (error bodies)
+//   ThumbHTTP (sockets, parser, connections; no images) → CThumbSys, ThumbJSON (error bodies), ThumbClock
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
 //   ThumbService (config, disk store, memory cache, coalescing, render queue, pipeline, stats)
-//     → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbHTTP (its config types only)
+//     → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbHTTP (its config types only), ThumbClock
 //   ThumbAPI (routes, handler, /stats and /metrics, signing, Daemon assembly) → ThumbService, ThumbHTTP
 //   thumbd (CLI, signals, systemd, logging) → ThumbAPI
 let package = Package(
@@ -35,20 +36,21 @@ let package = Package(
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
 
+        .target(name: "ThumbClock"),
         .target(name: "ThumbImaging",
                 linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
-        .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbJSON"]),
+        .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbJSON", "ThumbClock"]),
 
         .target(name: "ThumbJSON"),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
         .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHTTP", "ThumbFetch",
-                                                     "ThumbJSON", "CCrypto"]),
-        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON"]),
+                                                     "ThumbJSON", "CCrypto", "ThumbClock"]),
+        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbClock"]),
 
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
-                                         "ThumbJSON"]),
+                                         "ThumbJSON", "ThumbClock"]),
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
         .target(name: "FuzzDriver"),
@@ -60,13 +62,15 @@ let package = Package(
         .executableTarget(name: "FuzzOriginResponse", dependencies: ["FuzzDriver", "FuzzCurlShim", "ThumbFetch", "CThumbCurl"]),
         .executableTarget(name: "HTTPBench", dependencies: ["ThumbHTTP"]),
 
+        // Helpers the test targets share (for now the manual clocks).
+        .target(name: "ThumbTestSupport", dependencies: ["ThumbClock"], path: "Tests/ThumbTestSupport"),
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP"]),
+        .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbTestSupport"]),
         .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch"]),
         .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON",
-                                                              "ThumbAPI"]),
-        .testTarget(name: "ThumbdTests", dependencies: ["thumbd"]),
+                                                              "ThumbAPI", "ThumbClock", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
     ]
 )
