@@ -6,10 +6,11 @@ import PackageDescription
 //   ThumbImaging (bitmaps, geometry, resampling; no I/O)
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
-//   ThumbHTTP (sockets, parser, connections; no images, no JSON) → CThumbSys
+//   ThumbClock (the wall-clock seam and Duration conversions; nothing else)
+//   ThumbHTTP (sockets, parser, connections; no images, no JSON) → CThumbSys, ThumbClock
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
 //   ThumbService (its configuration, disk store, memory cache, coalescing, render queue, pipeline,
-//     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON
+//     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbClock
 //   ThumbAPI (routes, handler, error answers, /stats and /metrics, signing, the config file,
 //     Daemon assembly) → ThumbService, ThumbHTTP
 //   thumbd (CLI, signals, systemd, logging) → ThumbAPI
@@ -39,16 +40,19 @@ let package = Package(
         .target(name: "ThumbImaging",
                 linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
-        .target(name: "ThumbHTTP", dependencies: ["CThumbSys"]),
+        .target(name: "ThumbClock"),
+        .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbClock"]),
 
         .target(name: "ThumbJSON"),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
-        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbFetch", "ThumbJSON", "CCrypto"]),
-        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging"]),
+        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbFetch", "ThumbJSON", "CCrypto",
+                                                     "ThumbClock"]),
+        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
+                                                 "ThumbClock"]),
 
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
-                                         "ThumbJSON"]),
+                                         "ThumbJSON", "ThumbClock"]),
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
         .target(name: "FuzzDriver"),
@@ -62,18 +66,18 @@ let package = Package(
 
         // Shared by the test targets: loopback origins, servers and clients,
         // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
-        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP"], path: "Tests/ThumbTestSupport"),
+        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock"], path: "Tests/ThumbTestSupport"),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
-        .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbTestSupport"]),
         .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch", "CThumbCurl", "ThumbTestSupport"]),
-        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbFetch", "ThumbImaging",
+        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbFetch", "ThumbImaging", "ThumbClock",
                                                               "ThumbTestSupport"]),
         .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch",
-                                                          "ThumbJSON", "ThumbTestSupport"]),
+                                                          "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 @preconcurrency import Dispatch
 import Glibc
+import ThumbClock
 
 /// One client connection: its socket (registered with its I/O queue's
 /// `Poller`), its timer, and the response being written.
@@ -12,7 +13,11 @@ import Glibc
 /// edge may have come and gone while paused), and a write that hit EAGAIN
 /// waits for the next writable edge.
 final class Connection: @unchecked Sendable {
-    typealias Machine = ConnectionStateMachine
+    /// The machine on the production clock, named concretely: it specializes
+    /// within this module, and reading the time is a vDSO call, not a call
+    /// through a protocol witness, per event. Its deadlines become
+    /// `DispatchTime` only when the one timer is scheduled.
+    typealias Machine = ConnectionStateMachine<ContinuousClock>
 
     let id: Int
     let fd: Int32
@@ -24,10 +29,12 @@ final class Connection: @unchecked Sendable {
     /// ends when the connection closes and the server drops it.
     private let server: HTTPServer
     private var machine: Machine
-    private let renderError: HTTPError.Renderer
     private var timer: DispatchSourceTimer?
-    /// The state machine paused reading (back-pressure).
-    private var readSuspended = false
+    // What the socket and the poller are up to: I/O bookkeeping the machine
+    // has no say in (it never sees edges or reads). Whether reading is paused,
+    // whether the connection is closed and where the response stands in the
+    // pending-bytes budget are the machine's (`readingPaused`, `isClosed`,
+    // `room`), asked rather than mirrored here.
     /// The socket may hold bytes (or end of stream) not read yet: a readable
     /// edge came, or the last read filled the buffer. False after EAGAIN or
     /// a short read; the next bytes to arrive raise a new edge.
@@ -37,8 +44,8 @@ final class Connection: @unchecked Sendable {
     private var peerHungUp = false
     /// Inside `readAvailable`'s loop: a nested resume leaves the reading to it.
     private var reading = false
+    /// Registered with the poller: a drain may read the socket.
     private var started = false
-    private var closed = false
     /// The answer channel of the request in flight, until its response is written.
     private var responder: Responder?
     /// The response being written: its head, its body (shared with the
@@ -48,30 +55,21 @@ final class Connection: @unchecked Sendable {
     private var head: [UInt8] = []
     private var body: [UInt8] = []
     private var written = 0
-    /// The response is charged to the server's pending-bytes budget
-    /// (`HTTPServer.reserve`); it must be credited back whichever way it ends.
-    private var charged = false
-    /// The response waits for room in that budget; `admitted()` starts it.
-    private var awaitingRoom = false
-    /// The budget had no room for the response, so a `503` went out in its
-    /// place; the connection closes once that is written.
-    private var refusedForRoom = false
 
-    init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: Machine.Limits,
+    init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: ConnectionLimits,
          screenHead: @escaping (HTTPRequest) -> HTTPResponse?, renderError: @escaping HTTPError.Renderer) {
         self.id = id
         self.fd = fd
         self.io = io
         self.server = server
-        self.renderError = renderError
         machine = Machine(limits: limits, screenHead: screenHead, renderError: renderError)
     }
 
-    static func now() -> Machine.Instant { DispatchTime.now().uptimeNanoseconds }
+    static func now() -> ContinuousClock.Instant { .now }
 
     func start() {
         // A drain that reached the connection before its start closed it already.
-        guard !closed else { return }
+        guard !machine.isClosed else { return }
         started = true
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -84,7 +82,7 @@ final class Connection: @unchecked Sendable {
     /// The poller's report for this socket: what became ready since the last.
     func ready(readable: Bool, writable: Bool, hangUp: Bool) {
         if writable { flush() }
-        guard !closed else { return }
+        guard !machine.isClosed else { return }
         if hangUp { peerHungUp = true }
         if readable {
             readReady = true
@@ -97,7 +95,7 @@ final class Connection: @unchecked Sendable {
     /// already in the socket are read first, so a request that arrived just
     /// before is answered rather than dropped with the idle connection.
     func beginDrain() {
-        guard started, !closed, !readSuspended else { return perform(machine.drain()) }
+        guard started, !machine.isClosed, !machine.readingPaused else { return perform(machine.drain()) }
         let result: IOResult
         do {
             result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
@@ -118,40 +116,36 @@ final class Connection: @unchecked Sendable {
     func evict() { perform(machine.abort()) }
 
     /// The pending-bytes budget has room for the waiting response (charged already).
-    func admitted() {
-        guard awaitingRoom else { return }
-        awaitingRoom = false
-        charged = true
-        perform(machine.writeProgressed(now: Self.now()))
-        flush()
-    }
+    func admitted() { perform(machine.admitted(now: Self.now())) }
 
     /// New limits after a reload; they apply from the next request on.
-    func update(_ limits: Machine.Limits) { machine.update(limits) }
+    func update(_ limits: ConnectionLimits) { machine.update(limits) }
 
     /// Timer first, then reading, then `next`: `next` may run the handler,
     /// which may answer at once and so perform the next actions from inside
     /// this call; those must not be overtaken by stale ones.
     private func perform(_ actions: Machine.Actions) {
-        var resumed = false
         if let due = actions.timer { schedule(at: due) }
-        switch actions.reading {
-        case .pause?:
-            readSuspended = true
-        case .resume?:
-            if readSuspended { readSuspended = false; resumed = true }
-        case nil:
-            break
-        }
+        // A pause needs nothing done: the read loop asks the machine.
+        let resumed = actions.reading == .resume
         if actions.requestFinished {
             responder = nil
             server.requestFinished()
         }
         if actions.sendTimedOut { server.sendTimedOut() }
+        switch actions.room {
+        case .credit(let bytes)?: server.written(self, bytes: bytes)
+        case .release?: server.releasePending(self)
+        case nil: break
+        }
+        if let record = actions.record { server.responded(record) }
         switch actions.next {
         case .none: break
         case .startRequest(let request): startRequest(request)
-        case .write(let outgoing): write(outgoing)
+        case .write(let outgoing): serialize(outgoing)
+        case .reserveRoom(let outgoing, let bytes):
+            perform(machine.roomDecided(server.reserve(self, bytes: bytes), for: outgoing))
+        case .send: flush()
         case .close(let cancelRequest): closeSocket(cancelRequest: cancelRequest)
         }
         // After `next`, for the reason above. No edge comes for bytes that
@@ -159,13 +153,17 @@ final class Connection: @unchecked Sendable {
         if resumed { readAvailable() }
     }
 
-    private func schedule(at due: Machine.Instant) {
+    /// Dispatch's timers run on its own clock: the deadline goes over as
+    /// "this long from now". A timer that so fires a little early finds the
+    /// deadline not reached and is scheduled again (`timerFired`).
+    private func schedule(at due: ContinuousClock.Instant) {
+        let deadline = DispatchTime.now() + max(.zero, Self.now().duration(to: due)).dispatchInterval
         if let timer {
-            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: due))
+            timer.schedule(deadline: deadline)
             return
         }
         let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: DispatchTime(uptimeNanoseconds: due))
+        t.schedule(deadline: deadline)
         t.setEventHandler { [self] in perform(machine.timerFired(now: Self.now())) }
         timer = t
         t.resume()
@@ -179,7 +177,7 @@ final class Connection: @unchecked Sendable {
         reading = true
         defer { reading = false }
         var reads = 0
-        while readReady, !readSuspended, !closed {
+        while readReady, !machine.readingPaused, !machine.isClosed {
             if reads == Self.maxReadsPerTurn {
                 queue.async { self.readAvailable() }
                 return
@@ -226,44 +224,20 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func write(_ outgoing: Machine.OutgoingResponse) {
+    /// Serializes the response into `head` and `body` (shared with the
+    /// handler's array, not copied); the machine then says whether it is
+    /// sent, waits for room in the budget, or gives way to a `503`.
+    private func serialize(_ outgoing: OutgoingResponse) {
         written = 0
+        head.removeAll(keepingCapacity: true)
         if outgoing.isInterim {
-            // 25 bytes between a head and its body: not a response, not charged.
-            head.removeAll(keepingCapacity: true)
             head.append(contentsOf: ResponseHead.continueBytes)
             body = []
-            return flush()
+        } else {
+            ResponseHead.write(outgoing.response, keepAlive: outgoing.keepAlive, date: server.dates, into: &head)
+            body = ResponseHead.body(of: outgoing.response)
         }
-        let response = outgoing.response
-        head.removeAll(keepingCapacity: true)
-        ResponseHead.write(response, keepAlive: outgoing.keepAlive, into: &head)
-        body = ResponseHead.body(of: response)
-        let room = server.reserve(self, bytes: head.count + body.count)
-        var sent = response
-        if case .refuse = room {
-            // Neither written nor kept: the body goes now, and a small answer,
-            // not charged (the budget is full; it is under 300 bytes and
-            // bound by the send timeout), tells the client to come back.
-            sent = renderError(.noRoomForResponse)
-            sent.omitBody = response.omitBody
-            head.removeAll(keepingCapacity: true)
-            ResponseHead.write(sent, keepAlive: false, into: &head)
-            body = ResponseHead.body(of: sent)
-            refusedForRoom = true
-        }
-        server.responded(ResponseRecord(method: outgoing.method, path: outgoing.path, status: sent.status,
-                                        bodyBytes: body.count, milliseconds: Double(outgoing.elapsed) / 1e6,
-                                        cache: sent.header("X-Cache")))
-        switch room {
-        case .wait:
-            awaitingRoom = true
-        case .write:
-            charged = true
-            flush()
-        case .refuse:
-            flush()
-        }
+        perform(machine.responseSerialized(outgoing, bytes: head.count + body.count))
     }
 
     /// Writes head and body with one writev per attempt; what the socket does
@@ -271,7 +245,7 @@ final class Connection: @unchecked Sendable {
     private func flush() {
         // A late write event after the response completed or the socket closed,
         // or a response still waiting for room.
-        guard !head.isEmpty, !awaitingRoom else { return }
+        guard !head.isEmpty, machine.room != .awaiting else { return }
         var progressed = 0
         while written < head.count + body.count {
             let result: IOResult
@@ -282,22 +256,14 @@ final class Connection: @unchecked Sendable {
                 return
             }
             guard case .processed(let n) = result else {
-                if progressed > 0 {
-                    if charged { server.written(self, bytes: progressed) }
-                    perform(machine.writeProgressed(now: Self.now()))
-                }
+                if progressed > 0 { perform(machine.writeProgressed(bytes: progressed, now: Self.now())) }
                 return
             }
             written += n
             progressed += n
         }
         finishResponse()
-        releaseCharge()
-        // After a refusal the connection closes whatever the request asked:
-        // the client is told to retry, and pipelined requests behind it
-        // would only find the budget as full (the request counts finished
-        // through the close).
-        perform(refusedForRoom ? machine.abort() : machine.writeCompleted(now: Self.now()))
+        perform(machine.writeCompleted(now: Self.now()))
     }
 
     /// Empties `head` (the next `flush` is a late event, not a response),
@@ -333,15 +299,6 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Credits the budget with what is left of the response's charge, and
-    /// drops a response still waiting for room (every close path comes here).
-    private func releaseCharge() {
-        guard charged || awaitingRoom else { return }
-        charged = false
-        awaitingRoom = false
-        server.releasePending(self)
-    }
-
     private func closeSocket(cancelRequest: Bool) {
         timer?.cancel()
         if cancelRequest {
@@ -349,13 +306,11 @@ final class Connection: @unchecked Sendable {
             server.requestFinished()
         }
         responder = nil
-        closed = true
         // Out of the epoll set before the descriptor can close (and be reused).
         io.poller.remove(self)
         LingeringClose.start(fd: fd, queue: queue)
         head = []
         body = []
-        releaseCharge()
         server.connectionClosed(self)
     }
 }

@@ -1,37 +1,17 @@
 /// The life of one HTTP/1.1 connection, without I/O: bytes, timer firings,
-/// responses and finished writes go in, with the time read by the caller, and
-/// what to do comes out as `Actions`. No socket, no Dispatch, no clock here:
-/// `Connection` performs the actions, and tests drive the machine with
-/// made-up times (Errors.md for 408, HTTPServer.md for keep-alive, pipelining, `Expect` and timeouts, ServiceLife.md for the drain).
-struct ConnectionStateMachine {
-    /// Nanoseconds on a monotonic clock (the driver uses DispatchTime's uptime).
-    typealias Instant = UInt64
-
-    /// The server limits a connection obeys; `update(_:)` replaces them on reload.
-    struct Limits: Equatable {
-        /// Nanoseconds to receive a request head: from accept for the first
-        /// request, from the first byte for later ones.
-        var requestTimeout: UInt64
-        /// Nanoseconds a kept-alive connection may wait for the next request.
-        var idleTimeout: UInt64
-        var maxHeaderBytes: Int
-        /// Nanoseconds a response may go without the socket taking a byte of it.
-        var sendTimeout: UInt64
-
-        init(requestTimeout: UInt64, idleTimeout: UInt64, maxHeaderBytes: Int, sendTimeout: UInt64 = 30_000_000_000) {
-            self.requestTimeout = requestTimeout
-            self.idleTimeout = idleTimeout
-            self.maxHeaderBytes = maxHeaderBytes
-            self.sendTimeout = sendTimeout
-        }
-
-        init(_ configuration: HTTPServerConfiguration) {
-            self.init(requestTimeout: UInt64(max(0, configuration.requestTimeoutSeconds) * 1e9),
-                      idleTimeout: UInt64(max(0, configuration.idleTimeoutSeconds) * 1e9),
-                      maxHeaderBytes: configuration.maxHeaderBytes,
-                      sendTimeout: UInt64(max(0, configuration.sendTimeoutSeconds) * 1e9))
-        }
-    }
+/// responses, the pending-bytes budget's answers and finished writes go in,
+/// with the time read by the caller, and what to do comes out as `Actions`.
+/// No socket, no Dispatch, no clock reading here: `Connection` performs the
+/// actions, and tests drive the machine on a manual clock (Errors.md
+/// for 408, HTTPServer.md for keep-alive, pipelining, `Expect`, timeouts and
+/// slow readers, ServiceLife.md for the drain).
+///
+/// Generic over the clock, as Hummingbird's connection state machine is:
+/// the server runs it on `ContinuousClock` (specialized within this module,
+/// no indirect call per event), tests on a manual one.
+struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
+    typealias Instant = C.Instant
+    typealias Limits = ConnectionLimits
 
     /// A request from the moment the handler gets it until its response is written.
     struct Flight {
@@ -55,10 +35,15 @@ struct ConnectionStateMachine {
     }
 
     private(set) var state = State.reading
+    /// Where the response being written stands in the pending-bytes budget;
+    /// `.none` unless `state` is `.writing`. Set only by the events here and
+    /// in ConnectionStateMachine+Room.swift.
+    var room = Room.none
     private var limits: Limits
     private var parser: RequestParser
     private var draining = false
-    private var readingPaused = false
+    /// Back-pressure: the driver stops reading while this holds.
+    private(set) var readingPaused = false
     /// While draining: the next request, parsed ahead to learn whether the
     /// response being sent may keep the connection open for it.
     private var lookahead: RequestParser.Event?
@@ -81,13 +66,13 @@ struct ConnectionStateMachine {
     /// response refuses it before its body is sent (HTTPServer.md).
     private let screenHead: (HTTPRequest) -> HTTPResponse?
     /// The application's rendering of the errors this machine answers itself.
-    private let renderError: (HTTPError) -> HTTPResponse
+    let renderError: (HTTPError) -> HTTPResponse
 
     init(limits: Limits, screenHead: @escaping (HTTPRequest) -> HTTPResponse? = { _ in nil },
          renderError: @escaping (HTTPError) -> HTTPResponse = HTTPError.plainText) {
+        self.renderError = renderError
         self.limits = limits
         self.screenHead = screenHead
-        self.renderError = renderError
         parser = RequestParser(maxHeaderBytes: limits.maxHeaderBytes)
     }
 
@@ -139,25 +124,44 @@ struct ConnectionStateMachine {
         }
         state = .writing(flight, closeAfter: !keepAlive)
         armDeadline(.send, now: now)
-        let elapsed = now > flight.startedAt ? now - flight.startedAt : 0
-        return Actions(timer: timerToSchedule(),
-                       next: .write(OutgoingResponse(response: response, keepAlive: keepAlive,
-                                                     method: flight.method, path: flight.path, elapsed: elapsed)))
+        let elapsed = max(.zero, flight.startedAt.duration(to: now))
+        var actions = Actions(timer: timerToSchedule())
+        write(OutgoingResponse(response: response, keepAlive: keepAlive, method: flight.method, path: flight.path,
+                               elapsed: elapsed), &actions)
+        return actions
     }
 
-    /// The socket took some of the response (not all of it), or the response
-    /// may start now after waiting for room in the pending-bytes budget: the
-    /// send timeout starts again. Only moves the deadline (see `timerToSchedule`).
-    mutating func writeProgressed(now: Instant) -> Actions {
-        guard case .writing = state, deadline != nil, deadlineKind == .send else { return Actions() }
-        armDeadline(.send, now: now)
-        return Actions(timer: timerToSchedule())
+    /// The socket took `bytes` more of the response (not all of it), or the
+    /// response may start now after waiting for room in the pending-bytes
+    /// budget: the send timeout starts again. Only moves the deadline (see
+    /// `timerToSchedule`); a charged response is credited what the socket took.
+    mutating func writeProgressed(bytes: Int, now: Instant) -> Actions {
+        guard case .writing = state else { return Actions() }
+        var actions = Actions()
+        if room == .charged && bytes > 0 { actions.room = .credit(bytes) }
+        if deadline != nil && deadlineKind == .send {
+            armDeadline(.send, now: now)
+            actions.timer = timerToSchedule()
+        }
+        return actions
     }
 
     /// The socket took the whole response.
     mutating func writeCompleted(now: Instant) -> Actions {
         guard case .writing(let flight, let closeAfter) = state else { return Actions() }
+        let finished = room
+        room = .none
         var actions = Actions(requestFinished: flight != nil)
+        if finished == .charged { actions.room = .release }
+        if finished == .refused {
+            // The `503` for want of room is out: the connection closes whatever
+            // the request asked. The client is told to retry, and pipelined
+            // requests behind it would only find the budget as full. The
+            // request counts finished through the close, which cancels it.
+            actions.requestFinished = false
+            close(&actions)
+            return actions
+        }
         state = .reading
         if closeAfter {
             close(&actions)
@@ -197,7 +201,7 @@ struct ConnectionStateMachine {
             state = .writing(nil, closeAfter: true)
             armDeadline(.send, now: now)
             actions.timer = timerToSchedule()
-            actions.next = .write(OutgoingResponse(error: renderError(.requestTimeout)))
+            write(OutgoingResponse(error: renderError(.requestTimeout)), &actions)
         case (.send, _):
             actions.sendTimedOut = true
             close(&actions)
@@ -222,8 +226,17 @@ struct ConnectionStateMachine {
         return actions
     }
 
+    /// The drain, with nothing read from the socket.
     mutating func drain() -> Actions {
-        drain(received: EmptyCollection(), now: 0)
+        if case .closed = state { return Actions() }
+        draining = true
+        var actions = Actions()
+        if case .reading = state, !hasPartialRequest { close(&actions) }
+        return actions
+    }
+
+    var isClosed: Bool {
+        if case .closed = state { true } else { false }
     }
 
     /// The client left: end of file, or a read or write error.
@@ -257,18 +270,18 @@ struct ConnectionStateMachine {
         case .error(let error)?:
             armDeadline(.send, now: now)
             state = .writing(nil, closeAfter: true)
-            actions.next = .write(OutgoingResponse(error: renderError(error)))
+            write(OutgoingResponse(error: renderError(error)), &actions)
         case .continueExpected(let head)?:
             if let refusal = screenHead(head) {
                 // The final status at once; the body may follow anyway, so the
                 // connection closes after it (lingering, so the answer survives).
                 armDeadline(.send, now: now)
                 state = .writing(nil, closeAfter: true)
-                actions.next = .write(OutgoingResponse(response: refusal, keepAlive: false,
-                                                       method: head.method, path: head.path, elapsed: 0))
+                write(OutgoingResponse(response: refusal, keepAlive: false, method: head.method, path: head.path,
+                                       elapsed: .zero), &actions)
             } else {
                 state = .writing(nil, closeAfter: false)
-                actions.next = .write(.continue)
+                write(.continue, &actions)
             }
         case .request(let request)?:
             deadline = nil
@@ -295,17 +308,29 @@ struct ConnectionStateMachine {
         state = .closed
         deadline = nil
         lookahead = nil
+        // Credited back whichever way the response ends: the driver releases
+        // before it closes the socket.
+        if room == .charged || room == .awaiting { actions.room = .release }
+        room = .none
         actions.reading = nil
         actions.timer = nil
         actions.next = .close(cancelRequest: pending)
     }
 
+    /// Hands `outgoing` to the driver to serialize. A response is charged to
+    /// the pending-bytes budget once its size is known; `100 Continue` (25
+    /// bytes between a head and its body) is not a response and is not.
+    private mutating func write(_ outgoing: OutgoingResponse, _ actions: inout Actions) {
+        room = outgoing.isInterim ? .none : .unreserved
+        actions.next = .write(outgoing)
+    }
+
     private mutating func armDeadline(_ kind: Deadline, now: Instant) {
         deadlineKind = kind
         switch kind {
-        case .head: deadline = now + limits.requestTimeout
-        case .idle: deadline = now + limits.idleTimeout
-        case .send: deadline = now + limits.sendTimeout
+        case .head: deadline = now.advanced(by: limits.requestTimeout)
+        case .idle: deadline = now.advanced(by: limits.idleTimeout)
+        case .send: deadline = now.advanced(by: limits.sendTimeout)
         }
     }
 

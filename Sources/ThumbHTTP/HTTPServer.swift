@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import ThumbClock
 
 /// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources
 /// (the listeners' own, and on each I/O queue one on an epoll instance that
@@ -36,21 +37,28 @@ public final class HTTPServer: @unchecked Sendable {
 
     private let state = Mutex(State())
     /// Response bytes queued for clients (`http.maxPendingResponseBytes`).
-    private let pending: Mutex<PendingResponseLedger>
-    private let acceptFailures = Mutex(AcceptFailures())
+    private let pending: Mutex<PendingResponseLedger<ContinuousClock>>
+    private let acceptFailures = Mutex(AcceptFailures<ContinuousClock>())
+    /// The `Date` header, from the wall clock given at init.
+    let dates: HTTPDate
     private let acceptQueue = DispatchQueue(label: "thumbd.accept")
     private let ioQueues: [IOQueue]
     private var listeners: [(fd: Int32, source: DispatchSourceRead)] = []
 
-    public convenience init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
-        self.init(configuration: configuration, ioQueues: ProcessInfo.processInfo.activeProcessorCount, handler: handler)
+    /// `wallClock`: where the `Date` header comes from.
+    public convenience init(configuration: HTTPServerConfiguration, wallClock: any WallClock = SystemWallClock(),
+                            handler: @escaping HTTPHandler) {
+        self.init(configuration: configuration, ioQueues: ProcessInfo.processInfo.activeProcessorCount,
+                  wallClock: wallClock, handler: handler)
     }
 
     /// `ioQueues` serial queues (each with its epoll instance) share the
     /// connections; tests choose one to put many connections on it.
-    init(configuration: HTTPServerConfiguration, ioQueues count: Int, handler: @escaping HTTPHandler) {
+    init(configuration: HTTPServerConfiguration, ioQueues count: Int, wallClock: any WallClock = SystemWallClock(),
+         handler: @escaping HTTPHandler) {
         limits = Mutex(configuration)
         pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes))
+        dates = HTTPDate(clock: wallClock)
         self.handler = handler
         ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)") }
     }
@@ -92,7 +100,7 @@ public final class HTTPServer: @unchecked Sendable {
             return Array(s.connections.values)
         }
         pending.withLock { $0.limit = configuration.maxPendingResponseBytes }
-        let connectionLimits = ConnectionStateMachine.Limits(configuration)
+        let connectionLimits = ConnectionLimits(configuration)
         for c in open { c.queue.async { c.update(connectionLimits) } }
     }
 
@@ -126,7 +134,7 @@ public final class HTTPServer: @unchecked Sendable {
                     // in the backlog and the listener stays readable, so retrying
                     // at once would spin. Pause accepting briefly instead.
                     source.suspend()
-                    acceptQueue.asyncAfter(deadline: .now() + pause) { source.resume() }
+                    acceptQueue.asyncAfter(deadline: .now() + pause.dispatchInterval) { source.resume() }
                 }
                 return
             }
@@ -136,7 +144,7 @@ public final class HTTPServer: @unchecked Sendable {
                 guard !s.draining, s.connections.count < limits.maxConnections else { return nil }
                 s.nextID += 1
                 let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
-                                   server: self, limits: ConnectionStateMachine.Limits(limits),
+                                   server: self, limits: ConnectionLimits(limits),
                                    screenHead: { [screenHead] in screenHead?($0) }, renderError: renderError)
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count
@@ -155,7 +163,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// on its queue once there is room; the connections that made no progress
     /// for longest are closed to make that room (done here). `.refuse`: no
     /// room to wait either; answer `HTTPError.noRoomForResponse` instead.
-    func reserve(_ connection: Connection, bytes: Int) -> PendingResponseLedger.Decision {
+    func reserve(_ connection: Connection, bytes: Int) -> RoomDecision {
         let decision = pending.withLock { $0.reserve(id: connection.id, bytes: bytes, now: Connection.now()) }
         if case .wait(let evict) = decision, !evict.isEmpty {
             let victims = state.withLock { s in evict.compactMap { s.connections[$0] } }

@@ -1,7 +1,8 @@
 /// The response bytes held for clients, across every connection, against
 /// `http.maxPendingResponseBytes` (HTTPServer.md, Slow readers). Pure:
 /// connection ids, sizes and times go in, decisions come out; `HTTPServer`
-/// keeps one under a lock and performs them.
+/// keeps one under a lock and performs them. Generic over the clock, so tests
+/// order progress on a manual one.
 ///
 /// Two amounts, each at most `limit`, so responses held in memory stay
 /// within twice the budget:
@@ -19,8 +20,9 @@
 /// the ones ahead of it are not promised, so passing never delays them: a
 /// waiting response is charged at the latest when the connections closed
 /// for it are gone.
-struct PendingResponseLedger {
-    typealias Instant = ConnectionStateMachine.Instant
+struct PendingResponseLedger<C: Clock> {
+    typealias Instant = C.Instant
+    typealias Decision = RoomDecision
 
     /// Bytes; the most charged, and the most waiting, at once.
     var limit: Int
@@ -54,16 +56,6 @@ struct PendingResponseLedger {
 
     init(limit: Int) {
         self.limit = limit
-    }
-
-    enum Decision: Equatable {
-        /// Charged: write it now.
-        case write
-        /// Not charged yet: wait for `admitted`; close these connections
-        /// (stalest first) to make room.
-        case wait(evict: [Int])
-        /// No room to write it nor to wait: answer `503` and drop the body.
-        case refuse
     }
 
     /// Asks to queue a `bytes`-long response on connection `id`.

@@ -2,23 +2,23 @@
 /// server adds (Date, Server, Content-Length, Connection), then the body.
 enum ResponseHead {
     /// The head in a new array.
-    static func bytes(of response: HTTPResponse, keepAlive: Bool) -> [UInt8] {
+    static func bytes(of response: HTTPResponse, keepAlive: Bool, date: HTTPDate = .system) -> [UInt8] {
         var out: [UInt8] = []
-        write(response, keepAlive: keepAlive, into: &out)
+        write(response, keepAlive: keepAlive, date: date, into: &out)
         return out
     }
 
     /// Appends the head to `out`, which a connection reuses between responses:
     /// building it as a String by interpolation and converting cost about six
     /// allocations per response, a new array one.
-    static func write(_ response: HTTPResponse, keepAlive: Bool, into out: inout [UInt8]) {
+    static func write(_ response: HTTPResponse, keepAlive: Bool, date: HTTPDate, into out: inout [UInt8]) {
         out.reserveCapacity(out.count + 160 + response.headers.count * 48 + response.preparedFields.count)
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(response.status, to: &out)
         out.append(UInt8(ascii: " "))
         out.append(contentsOf: HTTPResponse.reason(response.status).utf8)
         out.append(contentsOf: "\r\nDate: ".utf8)
-        out.append(contentsOf: HTTPDate.now().utf8)
+        out.append(contentsOf: date.now().utf8)
         out.append(contentsOf: "\r\nServer: thumbd\r\n".utf8)
         // A 304 describes a representation it does not carry: no Content-Length.
         if response.status != 304 {

@@ -3,9 +3,9 @@ import Glibc
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
+import ThumbTestSupport
 
-private let second: UInt64 = 1_000_000_000
-private typealias Machine = ConnectionStateMachine
+private typealias Machine = ConnectionStateMachine<ManualClock>
 
 /// `Expect: 100-continue` (HTTPServer.md): `100 Continue` when the head
 /// is acceptable and a body is announced; otherwise the final status at once.
@@ -44,32 +44,32 @@ private typealias Machine = ConnectionStateMachine
     }
 
     @Test func theMachineSendsContinueThenStartsTheRequestWithItsBody() throws {
-        var m = Machine(limits: .init(requestTimeout: 10 * second, idleTimeout: 60 * second, maxHeaderBytes: 16_384))
-        _ = m.start(now: 0)
-        let asked = try #require(m.bytesReceived(Array(Self.head.utf8), now: second).next.written)
+        var m = Machine(limits: .init(requestTimeout: .seconds(10), idleTimeout: .seconds(60), maxHeaderBytes: 16_384))
+        _ = m.start(now: at(0))
+        let asked = try #require(m.bytesReceived(Array(Self.head.utf8), now: at(1)).next.written)
         #expect(asked.isInterim && asked.response.status == 100)
-        #expect(m.bytesReceived(Array("hello".utf8), now: second).next.isNone, "the body waits for the 100 to be written")
-        let started = m.writeCompleted(now: 2 * second)
+        #expect(m.bytesReceived(Array("hello".utf8), now: at(1)).next.isNone, "the body waits for the 100 to be written")
+        let started = m.writeCompleted(now: at(2))
         #expect(!started.requestFinished, "a 100 is not a response")
         #expect(try #require(started.next.startedRequest).body == Array("hello".utf8))
-        #expect(m.responseReady(HTTPResponse(status: 202), now: 2 * second).next.written?.keepAlive == true)
+        #expect(m.responseReady(HTTPResponse(status: 202), now: at(2)).next.written?.keepAlive == true)
     }
 
     @Test func theBodyMustArriveWithinTheHeadsDeadline() throws {
-        var m = Machine(limits: .init(requestTimeout: 10 * second, idleTimeout: 60 * second, maxHeaderBytes: 16_384))
-        _ = m.start(now: 0)
-        _ = m.bytesReceived(Array(Self.head.utf8), now: second)
-        _ = m.writeCompleted(now: second)
-        #expect(m.timerFired(now: 10 * second).next.written?.response.status == 408, "10 s from accept, not from the 100")
+        var m = Machine(limits: .init(requestTimeout: .seconds(10), idleTimeout: .seconds(60), maxHeaderBytes: 16_384))
+        _ = m.start(now: at(0))
+        _ = m.bytesReceived(Array(Self.head.utf8), now: at(1))
+        _ = m.writeCompleted(now: at(1))
+        #expect(m.timerFired(now: at(10)).next.written?.response.status == 408, "10 s from accept, not from the 100")
     }
 
     @Test func aRefusedHeadIsAnsweredAtOnceAndTheConnectionCloses() throws {
-        var m = Machine(limits: .init(requestTimeout: 10 * second, idleTimeout: 60 * second, maxHeaderBytes: 16_384),
+        var m = Machine(limits: .init(requestTimeout: .seconds(10), idleTimeout: .seconds(60), maxHeaderBytes: 16_384),
                         screenHead: { $0.header("Authorization") == nil ? HTTPResponse(status: 401) : nil })
-        _ = m.start(now: 0)
-        let refused = try #require(m.bytesReceived(Array(Self.head.utf8), now: 0).next.written)
+        _ = m.start(now: at(0))
+        let refused = try #require(m.bytesReceived(Array(Self.head.utf8), now: at(0)).next.written)
         #expect(refused.response.status == 401 && !refused.keepAlive && !refused.isInterim && refused.path == "/p")
-        let done = m.writeCompleted(now: 0)
+        let done = m.writeCompleted(now: at(0))
         #expect(done.next.closed == false && !done.requestFinished)
     }
 
@@ -100,11 +100,4 @@ private typealias Machine = ConnectionStateMachine
         #expect(odd.readResponse()?.status == 417)
         #expect(server.statistics.byStatus[100] == nil, "interim answers are not counted as responses")
     }
-}
-
-private extension ConnectionStateMachine.Next {
-    var isNone: Bool { if case .none = self { true } else { false } }
-    var startedRequest: HTTPRequest? { if case .startRequest(let r) = self { r } else { nil } }
-    var written: ConnectionStateMachine.OutgoingResponse? { if case .write(let w) = self { w } else { nil } }
-    var closed: Bool? { if case .close(let cancel) = self { cancel } else { nil } }
 }

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
+import ThumbTestSupport
+
+private typealias Ledger = PendingResponseLedger<ManualClock>
 
 /// `http.maxPendingResponseBytes` (HTTPServer.md, Slow readers):
 /// response bytes queued for clients, across connections, stay within the
@@ -10,60 +13,60 @@ import ThumbTestSupport
 /// and the connections stalled longest are closed first.
 @Suite struct PendingResponseBudgetTests {
     @Test func chargesCreditsAndRemovalsKeepAnExactTotal() {
-        var ledger = PendingResponseLedger(limit: 100)
-        #expect(ledger.reserve(id: 1, bytes: 60, now: 0) == .write)
-        #expect(ledger.reserve(id: 2, bytes: 40, now: 1) == .write, "exactly at the limit fits")
-        #expect(ledger.written(id: 1, bytes: 25, now: 2).isEmpty && ledger.total == 75)
-        #expect(ledger.written(id: 1, bytes: 500, now: 3).isEmpty && ledger.total == 40, "never credits more than charged")
-        #expect(ledger.remove(id: 2, now: 4).isEmpty && ledger.total == 0)
-        #expect(ledger.remove(id: 2, now: 4).isEmpty && ledger.remove(id: 9, now: 4).isEmpty && ledger.total == 0)
+        var ledger = Ledger(limit: 100)
+        #expect(ledger.reserve(id: 1, bytes: 60, now: at(0)) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 40, now: at(1)) == .write, "exactly at the limit fits")
+        #expect(ledger.written(id: 1, bytes: 25, now: at(2)).isEmpty && ledger.total == 75)
+        #expect(ledger.written(id: 1, bytes: 500, now: at(3)).isEmpty && ledger.total == 40, "never credits more than charged")
+        #expect(ledger.remove(id: 2, now: at(4)).isEmpty && ledger.total == 0)
+        #expect(ledger.remove(id: 2, now: at(4)).isEmpty && ledger.remove(id: 9, now: at(4)).isEmpty && ledger.total == 0)
         #expect(ledger.peak == 100)
     }
 
     @Test func pastTheLimitAResponseWaitsAndTheStalestAreClosedForIt() {
-        var ledger = PendingResponseLedger(limit: 100)
-        #expect(ledger.reserve(id: 1, bytes: 30, now: 10) == .write)
-        #expect(ledger.reserve(id: 2, bytes: 30, now: 20) == .write)
-        #expect(ledger.reserve(id: 3, bytes: 30, now: 30) == .write)
-        _ = ledger.written(id: 1, bytes: 1, now: 40)   // 1 made progress last: 2 is now the stalest
-        #expect(ledger.reserve(id: 4, bytes: 40, now: 50) == .wait(evict: [2]), "89 - 30 + 40 fits")
-        #expect(ledger.reserve(id: 5, bytes: 10, now: 51) == .wait(evict: [3]),
+        var ledger = Ledger(limit: 100)
+        #expect(ledger.reserve(id: 1, bytes: 30, now: at(10)) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 30, now: at(20)) == .write)
+        #expect(ledger.reserve(id: 3, bytes: 30, now: at(30)) == .write)
+        _ = ledger.written(id: 1, bytes: 1, now: at(40))   // 1 made progress last: 2 is now the stalest
+        #expect(ledger.reserve(id: 4, bytes: 40, now: at(50)) == .wait(evict: [2]), "89 - 30 + 40 fits")
+        #expect(ledger.reserve(id: 5, bytes: 10, now: at(51)) == .wait(evict: [3]),
                 "5 fits now (99) but would take room promised to 4 (89 - 30 + 40 + 10 > 100); 2's bytes count as freed already")
         #expect(ledger.total == 89 && ledger.evictions == 2)
-        #expect(ledger.remove(id: 2, now: 60) == [4], "2 closed: 4 fits now, 5 not yet")
+        #expect(ledger.remove(id: 2, now: at(60)) == [4], "2 closed: 4 fits now, 5 not yet")
         #expect(ledger.total == 99)
-        #expect(ledger.remove(id: 3, now: 61) == [5])
+        #expect(ledger.remove(id: 3, now: at(61)) == [5])
         #expect(ledger.total == 29 + 40 + 10 && ledger.peak == 99)
     }
 
     @Test func aWaitingConnectionThatClosesIsForgotten() {
-        var ledger = PendingResponseLedger(limit: 10)
-        #expect(ledger.reserve(id: 1, bytes: 8, now: 0) == .write)
-        #expect(ledger.reserve(id: 2, bytes: 8, now: 1) == .wait(evict: [1]))
-        #expect(ledger.remove(id: 2, now: 2).isEmpty, "2 left before there was room")
-        #expect(ledger.remove(id: 1, now: 3).isEmpty && ledger.total == 0)
-        #expect(ledger.reserve(id: 3, bytes: 8, now: 4) == .write)
+        var ledger = Ledger(limit: 10)
+        #expect(ledger.reserve(id: 1, bytes: 8, now: at(0)) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 8, now: at(1)) == .wait(evict: [1]))
+        #expect(ledger.remove(id: 2, now: at(2)).isEmpty, "2 left before there was room")
+        #expect(ledger.remove(id: 1, now: at(3)).isEmpty && ledger.total == 0)
+        #expect(ledger.reserve(id: 3, bytes: 8, now: at(4)) == .write)
     }
 
     @Test func aResponseLargerThanTheBudgetGoesAlone() {
-        var ledger = PendingResponseLedger(limit: 10)
-        #expect(ledger.reserve(id: 1, bytes: 50, now: 0) == .write, "nothing else charged")
-        #expect(ledger.reserve(id: 2, bytes: 1, now: 1) == .wait(evict: [1]))
-        #expect(ledger.remove(id: 1, now: 2) == [2])
+        var ledger = Ledger(limit: 10)
+        #expect(ledger.reserve(id: 1, bytes: 50, now: at(0)) == .write, "nothing else charged")
+        #expect(ledger.reserve(id: 2, bytes: 1, now: at(1)) == .wait(evict: [1]))
+        #expect(ledger.remove(id: 1, now: at(2)) == [2])
     }
 
     @Test func aSmallerResponsePassesALargerOneIntoRoomItIsNotPromised() {
-        var ledger = PendingResponseLedger(limit: 100)
-        #expect(ledger.reserve(id: 1, bytes: 70, now: 0) == .write)
-        #expect(ledger.reserve(id: 2, bytes: 50, now: 1) == .wait(evict: [1]))
-        #expect(ledger.reserve(id: 3, bytes: 20, now: 2) == .write,
+        var ledger = Ledger(limit: 100)
+        #expect(ledger.reserve(id: 1, bytes: 70, now: at(0)) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 50, now: at(1)) == .wait(evict: [1]))
+        #expect(ledger.reserve(id: 3, bytes: 20, now: at(2)) == .write,
                 "fits now (90), and once 1 is gone 2 still fits beside it (50 + 20)")
-        #expect(ledger.reserve(id: 4, bytes: 15, now: 3) == .wait(evict: []), "90 + 15 does not fit now")
+        #expect(ledger.reserve(id: 4, bytes: 15, now: at(3)) == .wait(evict: []), "90 + 15 does not fit now")
         #expect(ledger.total == 90 && ledger.waitingTotal == 65)
-        #expect(ledger.written(id: 3, bytes: 10, now: 4) == [4],
+        #expect(ledger.written(id: 3, bytes: 10, now: at(4)) == [4],
                 "80 + 15 fits: 4 passes 2 (80 + 50 does not), and 70 - 70 + 50 + 15 leaves 2 its room")
         #expect(ledger.waitingTotal == 50)
-        #expect(ledger.remove(id: 1, now: 5) == [2], "the connection closed for 2 is gone: 2 goes at once")
+        #expect(ledger.remove(id: 1, now: at(5)) == [2], "the connection closed for 2 is gone: 2 goes at once")
         #expect(ledger.total == 10 + 15 + 50 && ledger.waitingTotal == 0 && ledger.peak == 95)
     }
 
@@ -71,15 +74,15 @@ import ThumbTestSupport
     /// waits: none of them delays it past the moment the connections closed
     /// for it are gone, and neither amount ever passes the limit.
     @Test func aLargeResponseIsNotStarvedBySmallOnesPassingIt() {
-        var ledger = PendingResponseLedger(limit: 100)
-        for id in 1...3 { #expect(ledger.reserve(id: id, bytes: 30, now: UInt64(id)) == .write) }
-        #expect(ledger.reserve(id: 10, bytes: 60, now: 10) == .wait(evict: [1, 2]), "the two stalest make room")
+        var ledger = Ledger(limit: 100)
+        for id in 1...3 { #expect(ledger.reserve(id: id, bytes: 30, now: at(Double(id))) == .write) }
+        #expect(ledger.reserve(id: 10, bytes: 60, now: at(10)) == .wait(evict: [1, 2]), "the two stalest make room")
         var closing = [2, 1]
         var largeAdmittedAt: Int?
         var fast: [Int] = []   // small answers charged; their clients take them by the next step
         var served = 0
         for step in 0..<40 {
-            let now = UInt64(100 + step)
+            let now = at(Double(100 + step))
             var admitted: [Int] = []
             for id in fast { admitted += ledger.remove(id: id, now: now) }
             fast = []
@@ -100,26 +103,26 @@ import ThumbTestSupport
     }
 
     @Test func pastTheLimitTwiceAResponseIsRefusedAndNothingIsKept() {
-        var ledger = PendingResponseLedger(limit: 100)
-        #expect(ledger.reserve(id: 1, bytes: 60, now: 0) == .write)
-        #expect(ledger.reserve(id: 2, bytes: 50, now: 1) == .wait(evict: [1]))
-        #expect(ledger.reserve(id: 3, bytes: 50, now: 2) == .wait(evict: []), "the line holds exactly the limit")
-        #expect(ledger.reserve(id: 4, bytes: 1, now: 3) == .refuse, "fits now, but only into room promised to 2 and 3")
+        var ledger = Ledger(limit: 100)
+        #expect(ledger.reserve(id: 1, bytes: 60, now: at(0)) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 50, now: at(1)) == .wait(evict: [1]))
+        #expect(ledger.reserve(id: 3, bytes: 50, now: at(2)) == .wait(evict: []), "the line holds exactly the limit")
+        #expect(ledger.reserve(id: 4, bytes: 1, now: at(3)) == .refuse, "fits now, but only into room promised to 2 and 3")
         #expect(ledger.total == 60 && ledger.waitingTotal == 100 && ledger.waitingPeak == 100 && ledger.refusals == 1)
-        #expect(ledger.remove(id: 4, now: 4).isEmpty && ledger.waitingTotal == 100, "a refused response was never kept")
-        #expect(ledger.remove(id: 1, now: 5) == [2, 3])
+        #expect(ledger.remove(id: 4, now: at(4)).isEmpty && ledger.waitingTotal == 100, "a refused response was never kept")
+        #expect(ledger.remove(id: 1, now: at(5)) == [2, 3])
         #expect(ledger.total == 100 && ledger.waitingTotal == 0)
     }
 
     @Test func aResponseLargerThanTheBudgetWaitsOnlyAlone() {
-        var ledger = PendingResponseLedger(limit: 10)
-        #expect(ledger.reserve(id: 1, bytes: 8, now: 0) == .write)
-        #expect(ledger.reserve(id: 2, bytes: 50, now: 1) == .wait(evict: [1]), "alone in line")
-        #expect(ledger.reserve(id: 3, bytes: 1, now: 2) == .refuse, "behind it the line is full")
-        #expect(ledger.reserve(id: 4, bytes: 60, now: 3) == .refuse)
-        #expect(ledger.remove(id: 2, now: 4).isEmpty && ledger.waitingTotal == 0, "2 left while waiting")
-        #expect(ledger.reserve(id: 5, bytes: 5, now: 5) == .wait(evict: []), "8 + 5 > 10; 1 is closing already")
-        #expect(ledger.remove(id: 1, now: 6) == [5])
+        var ledger = Ledger(limit: 10)
+        #expect(ledger.reserve(id: 1, bytes: 8, now: at(0)) == .write)
+        #expect(ledger.reserve(id: 2, bytes: 50, now: at(1)) == .wait(evict: [1]), "alone in line")
+        #expect(ledger.reserve(id: 3, bytes: 1, now: at(2)) == .refuse, "behind it the line is full")
+        #expect(ledger.reserve(id: 4, bytes: 60, now: at(3)) == .refuse)
+        #expect(ledger.remove(id: 2, now: at(4)).isEmpty && ledger.waitingTotal == 0, "2 left while waiting")
+        #expect(ledger.reserve(id: 5, bytes: 5, now: at(5)) == .wait(evict: []), "8 + 5 > 10; 1 is closing already")
+        #expect(ledger.remove(id: 1, now: at(6)) == [5])
     }
 
     /// Eight clients with 4 KiB windows ask, 100 ms apart, for a 16 MiB answer
@@ -171,13 +174,13 @@ import ThumbTestSupport
     /// for one oversized response alone), and the first in line is never
     /// left waiting when it fits.
     @Test func randomEventsKeepBothAmountsExactAndBounded() {
-        var ledger = PendingResponseLedger(limit: 1000)
+        var ledger = Ledger(limit: 1000)
         var random = SplitMix(seed: 7)
         var charged: [Int: Int] = [:]
         var line: [(id: Int, bytes: Int)] = []
         var nextID = 0
         for step in 0..<10_000 {
-            let now = UInt64(step)
+            let now = at(Double(step))
             let roll = random.next(100)
             var admitted: [Int] = []
             if roll < 40 || charged.isEmpty && line.isEmpty {

@@ -24,7 +24,7 @@ import ThumbTestSupport
     /// Ten 4 KiB-window clients that read nothing ask for 16 MiB each against
     /// a 40 MiB budget (at most 2 charged and 2 waiting at once); their
     /// answers are released together, and 4 KiB ones for two reading clients
-    /// at once and 0.3 s later. Both come in well under the 3 s send timeout
+    /// at once and once every large one was decided. Both come in well under the 3 s send timeout
     /// (first come, first served kept the later one behind stalled 16 MiB
     /// answers for rounds of send timeouts); neither amount passes the budget; the
     /// answers with no room get `503` + close, as many as
@@ -53,8 +53,9 @@ import ThumbTestSupport
         // comes once they have settled (first come, first served had a line
         // of them by then, ahead of it).
         gate.release("/big", body: big)
-        for (client, path, pause) in [(first, "/small", 0.0), (second, "/small2", 0.3)] {
-            usleep(UInt32(pause * 1e6))
+        for (client, path, settled) in [(first, "/small", false), (second, "/small2", true)] {
+            // Settled: every large answer was decided (written, waiting or refused).
+            if settled { #expect(eventually(5) { server.statistics.requestsTotal == readers + 1 }) }
             let start = Date()
             gate.release(path, body: small)
             let answer = client.readResponse()

@@ -1,6 +1,7 @@
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
+import ThumbTestSupport
 
 @Suite struct ResponseHeadTests {
     private func lines(_ response: HTTPResponse, keepAlive: Bool) -> [String] {
@@ -37,5 +38,20 @@ import ThumbTestSupport
         response.omitBody = true
         #expect(lines(response, keepAlive: true).contains("Content-Length: 10"))
         #expect(ResponseHead.body(of: response).isEmpty)
+    }
+
+    /// The `Date` header comes from the server's wall clock, formatted once
+    /// per second (RFC 9110's own example date).
+    @Test func theDateComesFromTheWallClock() {
+        let calendar = ManualWallClock(secondsSince1970: 784_111_777)
+        let date = HTTPDate(clock: calendar)
+        #expect(date.now() == "Sun, 06 Nov 1994 08:49:37 GMT")
+        calendar.advance(by: .milliseconds(999))
+        #expect(date.now() == "Sun, 06 Nov 1994 08:49:37 GMT")
+        calendar.advance(by: .milliseconds(1))
+        #expect(date.now() == "Sun, 06 Nov 1994 08:49:38 GMT")
+        calendar.set(secondsSince1970: 0)
+        let head = String(decoding: ResponseHead.bytes(of: HTTPResponse(status: 204), keepAlive: true, date: date), as: UTF8.self)
+        #expect(head.contains("\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n"), "a clock stepped back is followed")
     }
 }

@@ -2,49 +2,49 @@ import Foundation
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
+import ThumbTestSupport
 
-private let second: UInt64 = 1_000_000_000
-private typealias Machine = ConnectionStateMachine
+private typealias Machine = ConnectionStateMachine<ManualClock>
 
 /// `http.sendTimeoutSeconds` (HTTPServer.md): a response the client
 /// takes nothing of for that long closes its connection.
 @Suite struct SendTimeoutTests {
     private static func machine() -> Machine {
-        Machine(limits: .init(requestTimeout: 10 * second, idleTimeout: 60 * second, maxHeaderBytes: 16_384,
-                              sendTimeout: 30 * second))
+        Machine(limits: .init(requestTimeout: .seconds(10), idleTimeout: .seconds(60), maxHeaderBytes: 16_384,
+                              sendTimeout: .seconds(30)))
     }
 
     @Test func aResponseWithoutProgressClosesAfterTheSendTimeout() throws {
         var m = Self.machine()
-        #expect(m.start(now: 0).timer == 10 * second)
-        _ = m.bytesReceived(Array("GET /big HTTP/1.1\r\nHost: h\r\n\r\n".utf8), now: second)
-        let writing = m.responseReady(HTTPResponse(status: 200, body: [1, 2, 3]), now: 2 * second)
+        #expect(m.start(now: at(0)).timer == at(10))
+        _ = m.bytesReceived(Array("GET /big HTTP/1.1\r\nHost: h\r\n\r\n".utf8), now: at(1))
+        let writing = m.responseReady(HTTPResponse(status: 200, body: [1, 2, 3]), now: at(2))
         #expect(writing.timer == nil, "the accept-time timer is earlier; it moves when it fires")
-        #expect(m.timerFired(now: 10 * second).timer == 32 * second)
-        #expect(m.writeProgressed(now: 20 * second).timer == nil, "progress only moves the deadline")
-        let early = m.timerFired(now: 32 * second)
-        #expect(early.timer == 50 * second && !early.sendTimedOut)
-        let fired = m.timerFired(now: 50 * second)
+        #expect(m.timerFired(now: at(10)).timer == at(32))
+        #expect(m.writeProgressed(bytes: 0, now: at(20)).timer == nil, "progress only moves the deadline")
+        let early = m.timerFired(now: at(32))
+        #expect(early.timer == at(50) && !early.sendTimedOut)
+        let fired = m.timerFired(now: at(50))
         #expect(fired.sendTimedOut && fired.next.closed == true, "closed, the request counted finished")
-        #expect(m.writeCompleted(now: 51 * second).next.isNone)
+        #expect(m.writeCompleted(now: at(51)).next.isNone)
     }
 
     @Test func aCompletedWriteGoesBackToTheIdleTimeout() {
         var m = Self.machine()
-        _ = m.start(now: 0)
-        _ = m.bytesReceived(Array("GET / HTTP/1.1\r\nHost: h\r\n\r\n".utf8), now: 0)
-        _ = m.responseReady(HTTPResponse(status: 200), now: 0)
-        _ = m.writeCompleted(now: second)
-        #expect(m.timerFired(now: 10 * second).timer == 61 * second)
-        let idle = m.timerFired(now: 61 * second)
+        _ = m.start(now: at(0))
+        _ = m.bytesReceived(Array("GET / HTTP/1.1\r\nHost: h\r\n\r\n".utf8), now: at(0))
+        _ = m.responseReady(HTTPResponse(status: 200), now: at(0))
+        _ = m.writeCompleted(now: at(1))
+        #expect(m.timerFired(now: at(10)).timer == at(61))
+        let idle = m.timerFired(now: at(61))
         #expect(idle.next.closed == false && !idle.sendTimedOut)
     }
 
     @Test func theServersOwnErrorsAreBoundToo() throws {
         var m = Self.machine()
-        _ = m.start(now: 0)
-        #expect(m.timerFired(now: 10 * second).next.written?.response.status == 408)
-        let fired = m.timerFired(now: 40 * second)
+        _ = m.start(now: at(0))
+        #expect(m.timerFired(now: at(10)).next.written?.response.status == 408)
+        let fired = m.timerFired(now: at(40))
         #expect(fired.sendTimedOut && fired.next.closed == false)
     }
 
@@ -70,11 +70,4 @@ private typealias Machine = ConnectionStateMachine
         #expect(ended && received < 16 << 20, "cut short: \(received) bytes")
         #expect(server.statistics.pendingResponseBytes == 0)
     }
-}
-
-
-private extension ConnectionStateMachine.Next {
-    var isNone: Bool { if case .none = self { true } else { false } }
-    var written: ConnectionStateMachine.OutgoingResponse? { if case .write(let w) = self { w } else { nil } }
-    var closed: Bool? { if case .close(let cancel) = self { cancel } else { nil } }
 }
