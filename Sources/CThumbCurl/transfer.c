@@ -483,7 +483,9 @@ void thumb_transfer_finish(thumb_transfer *t, CURLcode code) {
     r->error_kind = kind(code);
     r->status = t->status;
     r->body = t->body.bytes;
-    r->body_length = t->body.length;
+    /* A body cut at the limit is no answer, and how much of it arrived
+     * depends on how the reads fell: hand over none of it. */
+    r->body_length = r->too_large ? 0 : t->body.length;
     r->head = (const char *)t->head.bytes;
     r->head_length = t->head.length;
     if (t->easy) {
