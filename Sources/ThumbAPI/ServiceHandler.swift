@@ -11,7 +11,8 @@ public final class ServiceHandler: Sendable {
     private let prefetcher: Prefetcher
     private let durations = RequestDurationHistogram()
     private let shortcuts = HitShortcuts()
-    private let started = Date()
+    /// Monotonic: uptime does not jump when the calendar is stepped.
+    private let started = ContinuousClock.now
     /// The server's figures and drain state; set once the server exists.
     private let serverStatistics: @Sendable () -> ServerStatistics
     private let isDraining: @Sendable () -> Bool
@@ -99,7 +100,7 @@ public final class ServiceHandler: Sendable {
     }
 
     var report: StatisticsReport {
-        StatisticsReport(uptimeSeconds: Date().timeIntervalSince(started), service: service.statistics,
+        StatisticsReport(uptimeSeconds: started.duration(to: .now) / .seconds(1), service: service.statistics,
                          prefetch: prefetcher.statistics, server: serverStatistics())
     }
 
