@@ -12,7 +12,8 @@ public final class ServiceHandler: Sendable {
     private let prefetcher: Prefetcher
     private let durations = RequestDurationHistogram()
     private let shortcuts = HitShortcuts()
-    private let started = Date()
+    /// Monotonic: uptime does not jump when the calendar is stepped.
+    private let started = ContinuousClock.now
     /// Signing key and admin token: the daemon's keys, not the service's,
     /// replaced together with the service's on a reload.
     private let security: Mutex<DaemonConfiguration.Security>
@@ -110,7 +111,7 @@ public final class ServiceHandler: Sendable {
     }
 
     var report: StatisticsReport {
-        StatisticsReport(uptimeSeconds: Date().timeIntervalSince(started), service: service.statistics,
+        StatisticsReport(uptimeSeconds: started.duration(to: .now) / .seconds(1), service: service.statistics,
                          prefetch: prefetcher.statistics, server: serverStatistics())
     }
 

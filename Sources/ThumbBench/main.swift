@@ -23,9 +23,7 @@ while let arg = args.next() {
 }
 
 func milliseconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+    try ContinuousClock().measure(body) / .milliseconds(1)
 }
 
 for file in files {

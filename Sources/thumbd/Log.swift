@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import ThumbAPI
+import ThumbClock
 
 /// One line per event on stderr, with a level; under journald (`JOURNAL_STREAM`
 /// set) lines carry `<N>` syslog priorities instead of a timestamp, which the
@@ -14,9 +15,12 @@ final class Log: Sendable {
 
     private let settings: Mutex<Settings>
     private let journald = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+    /// Where timestamps come from.
+    private let wallClock: any WallClock
 
-    init(level: LogLevel, accessLog: Bool) {
+    init(level: LogLevel, accessLog: Bool, wallClock: any WallClock = SystemWallClock()) {
         settings = Mutex(Settings(level: level, accessLog: accessLog))
+        self.wallClock = wallClock
     }
 
     func update(level: LogLevel, accessLog: Bool) {
@@ -32,7 +36,7 @@ final class Log: Sendable {
             let priority = switch at { case .debug: 7; case .info: 6; case .warning: 4; case .error: 3 }
             line = "<\(priority)>\(message)\n"
         } else {
-            line = "\(Self.timestamp()) \(at.rawValue) \(message)\n"
+            line = "\(Self.timestamp(wallClock.sinceEpoch())) \(at.rawValue) \(message)\n"
         }
         Self.writeToStandardError(line)
     }
@@ -67,14 +71,13 @@ final class Log: Sendable {
 
     /// UTC with milliseconds, without a formatter object: the access log
     /// writes one per request.
-    private static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+    static func timestamp(_ sinceEpoch: Duration) -> String {
+        let (wholeSeconds, attoseconds) = sinceEpoch.components
         var parts = tm()
-        var seconds = now.tv_sec
+        var seconds = time_t(wholeSeconds)
         gmtime_r(&seconds, &parts)
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let millis = Int(now.tv_nsec / 1_000_000)
+        let millis = Int(attoseconds / 1_000_000_000_000_000)
         let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(ms)Z"

@@ -30,6 +30,10 @@ enum Reload {
     }
 
     /// `MONOTONIC_USEC` for `RELOADING=1` (systemd's notify-reload protocol).
+    /// Read straight from `CLOCK_MONOTONIC`: systemd compares it with its own
+    /// reading of that clock, so it is a value on the wire, not thumbd's time
+    /// (Swift's `ContinuousClock` is `CLOCK_BOOTTIME` on Linux, and no `Clock`
+    /// hands out its raw reading).
     private static func monotonicMicroseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)

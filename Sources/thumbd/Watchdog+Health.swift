@@ -14,12 +14,12 @@ extension Watchdog {
         private(set) var heartbeatAnswered = true
         private var unhealthyLogged = false
 
-        mutating func tick(oldestRenderSeconds: Double?) -> Action {
+        mutating func tick(oldestRender: Duration?) -> Action {
             var problem: String?
             if !heartbeatAnswered {
                 problem = "an I/O queue did not answer the last heartbeat"
-            } else if let age = oldestRenderSeconds, age > Watchdog.maxRenderSeconds {
-                problem = "a render has been running for \(Int(age)) s"
+            } else if let age = oldestRender, age > Watchdog.maxRender {
+                problem = "a render has been running for \(age.components.seconds) s"
             }
             heartbeatAnswered = false
             guard let problem else {

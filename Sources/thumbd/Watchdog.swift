@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import ThumbClock
 import ThumbHTTP
 import ThumbService
 
@@ -8,14 +9,14 @@ import ThumbService
 /// but only while thumbd is really working — a timer alone would keep a
 /// wedged process alive forever. Each tick checks that every I/O queue ran
 /// the heartbeat sent on the previous tick, and that no render has been
-/// running for longer than `maxRenderSeconds` (a worker stuck in a decode).
+/// running for longer than `maxRender` (a worker stuck in a decode).
 /// That bound is far above any legitimate render (a 50 MP progressive JPEG
 /// takes about a second), so a slow image never gets the process restarted.
 ///
 /// The decision is `Health`; this class only drives it. Render ages come from
 /// the render queue's own clock, so a test ages a render by moving that clock.
 final class Watchdog: Sendable {
-    static let maxRenderSeconds: Double = 120
+    static let maxRender = Duration.seconds(120)
 
     /// Runs `done` once every I/O queue has run it (`HTTPServer.heartbeat`).
     typealias Heartbeat = @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
@@ -30,10 +31,10 @@ final class Watchdog: Sendable {
 
     /// The ping interval from the environment, or nil when systemd asked for
     /// no watchdog (or asked another process: `WATCHDOG_PID`).
-    static func interval(environment: [String: String], pid: Int32) -> Double? {
+    static func interval(environment: [String: String], pid: Int32) -> Duration? {
         guard let text = environment["WATCHDOG_USEC"], let usec = Int(text), usec > 0 else { return nil }
         if let owner = environment["WATCHDOG_PID"], Int32(owner) != pid { return nil }
-        return Double(usec) / 2_000_000
+        return .microseconds(usec) / 2
     }
 
     init(heartbeat: @escaping Heartbeat, renders: RenderQueue, notify: @escaping @Sendable (String) -> Void,
@@ -49,9 +50,11 @@ final class Watchdog: Sendable {
                   notify: { SystemdNotifier.notify($0) }, log: { log.write(.error, $0) })
     }
 
-    func start(every seconds: Double) {
+    /// The ticks are a Dispatch timer (an I/O driver, like the connections'
+    /// timers); what they judge runs on the render queue's clock.
+    func start(every interval: Duration) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: seconds, leeway: .milliseconds(10))
+        timer.schedule(deadline: .now(), repeating: interval.dispatchInterval, leeway: .milliseconds(10))
         timer.setEventHandler { [self] in tick() }
         self.timer = timer
         timer.resume()
@@ -59,8 +62,8 @@ final class Watchdog: Sendable {
 
     /// One timer tick: judge, send the next heartbeat, then ping or log.
     func tick() {
-        let oldestRender = renders.oldestRunningSeconds
-        let action = health.withLock { $0.tick(oldestRenderSeconds: oldestRender) }
+        let oldestRender = renders.oldestRunning
+        let action = health.withLock { $0.tick(oldestRender: oldestRender) }
         heartbeat { [self] in health.withLock { $0.answered() } }
         switch action {
         case .ping: notify("WATCHDOG=1")

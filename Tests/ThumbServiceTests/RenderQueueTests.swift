@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import ThumbTestSupport
 @testable import ThumbService
+import ThumbTestSupport
 
 /// A gate jobs block on until the test opens it.
 private final class Gate: Sendable {
@@ -10,10 +11,11 @@ private final class Gate: Sendable {
     func wait() { semaphore.wait() }
     func open(_ n: Int = 1) { for _ in 0..<n { semaphore.signal() } }
 
-    /// Occupies one worker of `queue` until the gate opens.
+    /// Occupies one more worker of `queue` until the gate opens.
     func hold(_ queue: RenderQueue) throws {
+        let active = queue.statistics.active
         try queue.submit(cost: 1) { self.wait() }
-        waitUntil { queue.statistics.active == 1 }
+        #expect(waitUntil { queue.statistics.active == active + 1 })
     }
 }
 
@@ -40,9 +42,13 @@ private final class Recorder: Sendable {
 
 private func currentThreadName() -> String { "\(pthread_self())" }
 
-private func waitUntil(_ condition: () -> Bool) {
+/// Polls what a worker thread does (at most 5 s); true once `condition` holds.
+/// Only for work on other threads: time on the queue's clock is moved by hand.
+@discardableResult
+private func waitUntil(_ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(5)
     while !condition() && Date() < deadline { usleep(2000) }
+    return condition()
 }
 
 @Suite struct RenderQueueTests {
@@ -50,15 +56,19 @@ private func waitUntil(_ condition: () -> Bool) {
         let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000)
         defer { queue.shutdown() }
         let recorder = Recorder()
+        let gate = Gate()
         let done = DispatchSemaphore(value: 0)
         for i in 0..<6 {
             try queue.submit(cost: 1) {
                 recorder.start("\(i)")
-                usleep(20_000)
+                gate.wait()
                 recorder.end()
                 done.signal()
             }
         }
+        #expect(waitUntil { queue.statistics.active == 2 })
+        #expect(queue.statistics == .init(active: 2, queued: 4, memoryInUse: 2), "both workers held, the rest wait")
+        gate.open(6)
         for _ in 0..<6 { done.wait() }
         #expect(recorder.maxRunning == 2)
         #expect(!recorder.threads.contains(currentThreadName()), "never on the submitting thread")
@@ -83,16 +93,23 @@ private func waitUntil(_ condition: () -> Bool) {
         let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 100)
         defer { queue.shutdown() }
         let recorder = Recorder()
+        let gate = Gate()
         let done = DispatchSemaphore(value: 0)
         for i in 0..<4 {
             try queue.submit(cost: 60) {
                 recorder.start("\(i)")
-                usleep(10_000)
+                gate.wait()
                 recorder.end()
                 done.signal()
             }
         }
-        for _ in 0..<4 { done.wait() }
+        #expect(waitUntil { queue.statistics.active == 1 })
+        #expect(queue.statistics == .init(active: 1, queued: 3, memoryInUse: 60), "a worker is idle, but 120 > 100")
+        for n in 1...4 {
+            gate.open()
+            done.wait()
+            if n < 4 { #expect(waitUntil { recorder.order.count == n + 1 }) }
+        }
         #expect(recorder.maxRunning == 1, "two 60-byte decodes never run together under a 100-byte budget")
         #expect(throws: ServiceError.self) { try queue.submit(cost: 101) {} }
     }
@@ -173,19 +190,23 @@ private func waitUntil(_ condition: () -> Bool) {
         #expect(recorder.order == ["l1", "p", "l2"])
     }
 
-    /// The watchdog's view: how long the oldest running job has been running.
+    /// The watchdog's view: how long the oldest running job has been running,
+    /// on the queue's clock.
     @Test func reportsTheAgeOfTheOldestRunningJob() throws {
-        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000)
+        let clock = ManualClock()
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000, clock: clock)
         defer { queue.shutdown() }
-        #expect(queue.oldestRunningSeconds == nil)
+        #expect(queue.oldestRunning == nil)
         let gate = Gate()
         try gate.hold(queue)
-        usleep(300_000)
-        let age = try #require(queue.oldestRunningSeconds)
-        #expect(age >= 0.25 && age < 5)
-        gate.open()
-        waitUntil { queue.statistics.active == 0 }
-        #expect(queue.oldestRunningSeconds == nil)
+        clock.advance(by: .milliseconds(300))
+        #expect(queue.oldestRunning == .milliseconds(300))
+        try gate.hold(queue)
+        clock.advance(by: .seconds(2))
+        #expect(queue.oldestRunning == .milliseconds(2300), "the oldest, not the latest")
+        gate.open(2)
+        #expect(waitUntil { queue.statistics.active == 0 })
+        #expect(queue.oldestRunning == nil)
     }
 
     /// A finished job releases what it captured (the original's bytes) at once,
@@ -207,9 +228,14 @@ private func waitUntil(_ condition: () -> Bool) {
         #expect(held == nil)
     }
 
-    @Test func theIdleHookRunsOnceAfterTheQueueDrainsAndNotWhileJobsRun() throws {
+    /// The idle hook waits out `idleDelay` on the queue's clock: the test
+    /// sees the check scheduled (a sleeper on the manual clock), moves the
+    /// clock past it and awaits the check, so nothing depends on how long
+    /// a thread takes to run.
+    @Test func theIdleHookRunsOnceAfterTheQueueDrainsAndNotWhileJobsRun() async throws {
+        let clock = ManualClock()
         let idleCalls = Mutex(0)
-        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 10, idleDelay: .milliseconds(50),
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 10, clock: clock, idleDelay: .seconds(1),
                                 whenIdle: { idleCalls.withLock { $0 += 1 } })
         defer { queue.shutdown() }
         let gate = Gate()
@@ -218,27 +244,41 @@ private func waitUntil(_ condition: () -> Bool) {
         for _ in 0..<3 { try queue.submit(cost: 1) { done.signal() } }
         for _ in 0..<3 { done.wait() }
         // One worker is still busy: quick jobs finishing beside it never count as idle.
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(idleCalls.withLock { $0 } == 0)
+        clock.advance(by: .seconds(5))
+        #expect(queue.idleCheck == nil && idleCalls.withLock { $0 } == 0)
         gate.open()
-        waitUntil { idleCalls.withLock { $0 } == 1 }
-        Thread.sleep(forTimeInterval: 0.2)
+        #expect(waitUntil { clock.sleepers == 1 }, "the check is scheduled once the last job ends")
+        let check = queue.idleCheck
+        clock.advance(by: .milliseconds(999))
+        #expect(clock.sleepers == 1 && idleCalls.withLock { $0 } == 0, "not before the delay")
+        clock.advance(by: .milliseconds(1))
+        await check?.value
         #expect(idleCalls.withLock { $0 } == 1)
+        clock.advance(by: .seconds(5))
+        #expect(clock.sleepers == 0 && idleCalls.withLock { $0 } == 1, "once")
     }
 
-    @Test func aJobStartingWithinTheIdleDelayCancelsThatIdleCall() throws {
+    @Test func aJobStartingWithinTheIdleDelayCancelsThatIdleCall() async throws {
+        let clock = ManualClock()
         let idleCalls = Mutex(0)
-        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 10, idleDelay: .milliseconds(300),
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 10, clock: clock, idleDelay: .seconds(1),
                                 whenIdle: { idleCalls.withLock { $0 += 1 } })
         defer { queue.shutdown() }
         let done = DispatchSemaphore(value: 0)
         try queue.submit(cost: 1) { done.signal() }
         done.wait()
+        #expect(waitUntil { clock.sleepers == 1 })
+        let cancelled = queue.idleCheck
         let gate = Gate()
-        try gate.hold(queue)   // starts well within the 300 ms after the first job went idle
-        Thread.sleep(forTimeInterval: 0.5)
+        try gate.hold(queue)   // starts within the delay after the first job went idle
+        clock.advance(by: .seconds(1))
+        await cancelled?.value
         #expect(idleCalls.withLock { $0 } == 0)
         gate.open()
-        waitUntil { idleCalls.withLock { $0 } == 1 }
+        #expect(waitUntil { clock.sleepers == 1 })
+        let check = queue.idleCheck
+        clock.advance(by: .seconds(1))
+        await check?.value
+        #expect(idleCalls.withLock { $0 } == 1)
     }
 }

@@ -4,6 +4,7 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbFetch
 @testable import ThumbService
+import ThumbTestSupport
 
 @Suite(.serialized) struct ServiceLimitsTests {
     private func service(_ change: (inout ServiceConfiguration) -> Void) throws -> ThumbnailService {
@@ -266,20 +267,20 @@ import ThumbTestSupport
     @Test func aClockSteppedBackwardsRevalidatesInsteadOfTrusting() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let wall = Mutex(1_000_000.0)
+        let wall = ManualWallClock(secondsSince1970: 1_000_000)
         var c = ServiceConfiguration()
         c.origin.allowPrivateNetworks = true
         c.memoryCacheBytes = 0
         let store = NSTemporaryDirectory() + "thumbd-clock-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: store) }
         let s = ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
-                                 disk: try DiskStore(directory: store, maxBytes: 10 << 20), now: { wall.withLock { $0 } })
+                                 disk: try DiskStore(directory: store, maxBytes: 10 << 20), wallClock: wall)
         defer { s.renders.shutdown() }
         #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "20")])).map(\.cache) == .success(.origin))
-        wall.withLock { $0 += 60 }
+        wall.advance(by: .seconds(60))
         #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "21")])).map(\.cache) == .success(.disk))
         #expect(origin.hits("/cat.jpg") == 1 && s.disk?.statistics.revalidations == 0)
-        wall.withLock { $0 -= 3600 }   // an hour before the fetch
+        wall.advance(by: .seconds(-3600))   // an hour before the fetch
         #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "22")])).map(\.cache) == .success(.disk))
         #expect(origin.hits("/cat.jpg") == 2 && s.disk?.statistics.revalidations == 1)
     }

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import ThumbTestSupport
 import ThumbService
+import ThumbTestSupport
 @testable import thumbd
 
 /// The watchdog's decisions without systemd or a wall clock: the pure
@@ -14,56 +15,56 @@ import ThumbService
     @Test func aHealthyProcessPingsEveryTick() {
         var health = Watchdog.Health()
         for _ in 0..<3 {
-            #expect(health.tick(oldestRenderSeconds: nil) == .ping)
+            #expect(health.tick(oldestRender: nil) == .ping)
             health.answered()
         }
-        #expect(health.tick(oldestRenderSeconds: 119.9) == .ping)
+        #expect(health.tick(oldestRender: .milliseconds(119_900)) == .ping)
         health.answered()
-        #expect(health.tick(oldestRenderSeconds: 120) == .ping, "the bound itself is still healthy")
+        #expect(health.tick(oldestRender: .seconds(120)) == .ping, "the bound itself is still healthy")
     }
 
     @Test func anUnansweredHeartbeatWithholdsAndLogsOnce() {
         var health = Watchdog.Health()
-        #expect(health.tick(oldestRenderSeconds: nil) == .ping)
+        #expect(health.tick(oldestRender: nil) == .ping)
         let reason = "an I/O queue did not answer the last heartbeat"
-        #expect(health.tick(oldestRenderSeconds: nil) == .withhold(reason: reason, log: true))
-        #expect(health.tick(oldestRenderSeconds: nil) == .withhold(reason: reason, log: false))
-        #expect(health.tick(oldestRenderSeconds: nil) == .withhold(reason: reason, log: false))
+        #expect(health.tick(oldestRender: nil) == .withhold(reason: reason, log: true))
+        #expect(health.tick(oldestRender: nil) == .withhold(reason: reason, log: false))
+        #expect(health.tick(oldestRender: nil) == .withhold(reason: reason, log: false))
         health.answered()
-        #expect(health.tick(oldestRenderSeconds: nil) == .ping, "a late answer is recovery")
+        #expect(health.tick(oldestRender: nil) == .ping, "a late answer is recovery")
     }
 
     @Test func aRenderRunningOverTheBoundWithholds() {
         var health = Watchdog.Health()
-        #expect(health.tick(oldestRenderSeconds: 121.5) == .withhold(reason: "a render has been running for 121 s", log: true))
+        #expect(health.tick(oldestRender: .milliseconds(121_500)) == .withhold(reason: "a render has been running for 121 s", log: true))
         health.answered()
-        #expect(health.tick(oldestRenderSeconds: 150) == .withhold(reason: "a render has been running for 150 s", log: false))
+        #expect(health.tick(oldestRender: .seconds(150)) == .withhold(reason: "a render has been running for 150 s", log: false))
         health.answered()
-        #expect(health.tick(oldestRenderSeconds: 0.2) == .ping)
+        #expect(health.tick(oldestRender: .milliseconds(200)) == .ping)
     }
 
     @Test func aProblemAfterRecoveryIsLoggedAgain() {
         var health = Watchdog.Health()
-        #expect(health.tick(oldestRenderSeconds: 200) == .withhold(reason: "a render has been running for 200 s", log: true))
+        #expect(health.tick(oldestRender: .seconds(200)) == .withhold(reason: "a render has been running for 200 s", log: true))
         health.answered()
-        #expect(health.tick(oldestRenderSeconds: nil) == .ping)
+        #expect(health.tick(oldestRender: nil) == .ping)
         // Heartbeat left unanswered this time.
-        #expect(health.tick(oldestRenderSeconds: nil)
+        #expect(health.tick(oldestRender: nil)
                 == .withhold(reason: "an I/O queue did not answer the last heartbeat", log: true))
     }
 
     @Test func theHeartbeatIsJudgedBeforeTheRender() {
         var health = Watchdog.Health()
-        _ = health.tick(oldestRenderSeconds: nil)
-        #expect(health.tick(oldestRenderSeconds: 500)
+        _ = health.tick(oldestRender: nil)
+        #expect(health.tick(oldestRender: .seconds(500))
                 == .withhold(reason: "an I/O queue did not answer the last heartbeat", log: true))
     }
 
     // MARK: interval
 
     @Test func intervalIsHalfWatchdogUsecForThisProcess() {
-        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "2000000"], pid: 42) == 1)
-        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "42"], pid: 42) == 15)
+        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "2000000"], pid: 42) == .seconds(1))
+        #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "42"], pid: 42) == .seconds(15))
         #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "43"], pid: 42) == nil)
         #expect(Watchdog.interval(environment: [:], pid: 42) == nil)
         #expect(Watchdog.interval(environment: ["WATCHDOG_USEC": "0"], pid: 42) == nil)
@@ -92,11 +93,11 @@ import ThumbService
         // A render stuck in a decode, aged on the queue's clock.
         try rig.startStuckRender()
         rig.answerHeartbeats()
-        rig.clock.advance(seconds: 60)
+        rig.clock.advance(by: .seconds(60))
         rig.watchdog.tick()
         #expect(rig.notified.count == 3, "a render running 60 s is legitimate")
         rig.answerHeartbeats()
-        rig.clock.advance(seconds: 61)
+        rig.clock.advance(by: .seconds(61))
         rig.watchdog.tick()
         #expect(rig.notified.count == 3)
         #expect(rig.logged.last == "watchdog: withholding WATCHDOG=1: a render has been running for 121 s")
@@ -107,13 +108,6 @@ import ThumbService
         #expect(rig.notified.count == 4, "pings again once the render ended")
         #expect(rig.logged.count == 2)
     }
-}
-
-/// A monotonic clock in nanoseconds that only the test moves.
-private final class ManualClock: Sendable {
-    private let nanoseconds = Atomic<UInt64>(1_000_000_000)
-    func advance(seconds: Double) { nanoseconds.add(UInt64(seconds * 1e9), ordering: .relaxed) }
-    var now: @Sendable () -> UInt64 { { self.nanoseconds.load(ordering: .relaxed) } }
 }
 
 /// What the watchdog sent: heartbeats waiting for an answer, pings, log lines.
@@ -131,7 +125,7 @@ private final class Rig: Sendable {
     private let gate = DispatchSemaphore(value: 0)
 
     init() {
-        renders = RenderQueue(workers: 1, maxQueue: 4, memoryBudget: 1 << 20, now: clock.now)
+        renders = RenderQueue(workers: 1, maxQueue: 4, memoryBudget: 1 << 20, clock: clock)
         watchdog = Watchdog(heartbeat: { [transcript] done in transcript.state.withLock { $0.heartbeats.append(done) } },
                             renders: renders,
                             notify: { [transcript] line in transcript.state.withLock { $0.notified.append(line) } },

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ThumbClock
 
 /// The bounded pool of render workers (Configuration.md `workers`, `maxQueue`,
 /// `limits.maxDecodeMemoryBytes`). Decoding never runs on the socket threads:
@@ -42,8 +43,8 @@ public final class RenderQueue: Sendable {
         /// Ids of running jobs that were over `smallCost` when they started (the
         /// budget may change on reload): while any runs, small jobs may pass a waiting head.
         var largeRunning: Set<Int> = []
-        /// Start times (monotonic ns) of the running jobs, by id: the watchdog's view.
-        var running: [Int: UInt64] = [:]
+        /// Start times of the running jobs on the queue's clock, by id: the watchdog's view.
+        var running: [Int: AnyClock.Instant] = [:]
         var maxQueue: Int
         var maxPrefetch: Int
         var memoryBudget: Int
@@ -51,6 +52,9 @@ public final class RenderQueue: Sendable {
         /// Jobs started so far: an idle check that sees it unchanged knows
         /// nothing ran in between.
         var started = 0
+        /// The last idle check scheduled: sleeping out `idleDelay` on the
+        /// queue's clock, or done. Tests await it after moving their clock.
+        var idleCheck: Task<Void, Never>?
 
         /// The most a job may cost and still pass a head that waits for memory.
         var smallCost: Int { memoryBudget / 16 }
@@ -59,19 +63,20 @@ public final class RenderQueue: Sendable {
     private let state: Mutex<State>
     private let wake = NSCondition()
     public let workerCount: Int
-    /// Monotonic nanoseconds; injected so tests can age a job without waiting.
-    private let now: @Sendable () -> UInt64
+    /// Ages jobs and times the idle delay; injected so tests age a job or
+    /// pass the delay by moving a manual clock, without waiting.
+    private let clock: AnyClock
     private let whenIdle: (@Sendable () -> Void)?
-    private let idleDelay: DispatchTimeInterval
+    private let idleDelay: Duration
 
-    /// `workers` 0 means one per CPU. `whenIdle` runs (on a Dispatch queue)
-    /// once the queue has stayed empty with no job running for `idleDelay`
+    /// `workers` 0 means one per CPU. `whenIdle` runs (in a task) once the
+    /// queue has stayed empty with no job running for `idleDelay` on `clock`
     /// after its last job: the service gives freed heap back to the system
     /// there, when no render can need it again soon.
-    public init(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000,
-                now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
-                idleDelay: DispatchTimeInterval = .seconds(1), whenIdle: (@Sendable () -> Void)? = nil) {
-        self.now = now
+    public init<C: Clock>(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000,
+                          clock: C = ContinuousClock(), idleDelay: Duration = .seconds(1),
+                          whenIdle: (@Sendable () -> Void)? = nil) where C.Duration == Duration {
+        self.clock = AnyClock(clock)
         self.whenIdle = whenIdle
         self.idleDelay = idleDelay
         workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -125,11 +130,13 @@ public final class RenderQueue: Sendable {
 
     /// How long the longest-running job has been running, nil when none runs.
     /// A worker stuck in one job shows here however busy the others are.
-    public var oldestRunningSeconds: Double? {
+    public var oldestRunning: Duration? {
         guard let oldest = state.withLock({ $0.running.values.min() }) else { return nil }
-        let now = now()
-        return Double(now - min(oldest, now)) / 1e9
+        return max(.zero, oldest.duration(to: clock.now))
     }
+
+    /// The last idle check scheduled (nil before the first).
+    var idleCheck: Task<Void, Never>? { state.withLock { $0.idleCheck } }
 
     private func wakeWorkers() {
         wake.lock()
@@ -179,7 +186,7 @@ public final class RenderQueue: Sendable {
                 s.active += 1
                 s.memoryInUse += job.cost
                 if job.cost > s.smallCost { s.largeRunning.insert(job.id) }
-                s.running[job.id] = now()
+                s.running[job.id] = clock.now
             }
             return job
         }
@@ -218,9 +225,13 @@ public final class RenderQueue: Sendable {
     /// the storm is over).
     private func scheduleIdleCheck(startedWhenIdle: Int) {
         guard let whenIdle else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + idleDelay) { [self] in
-            let stillIdle = state.withLock { $0.started == startedWhenIdle && $0.active == 0 }
-            if stillIdle { whenIdle() }
+        // Made under the lock, so `idleCheck` names it before it can sleep.
+        state.withLock { s in
+            s.idleCheck = Task.detached(priority: .utility) { [self, clock, idleDelay] in
+                try? await clock.sleep(for: idleDelay)
+                let stillIdle = state.withLock { $0.started == startedWhenIdle && $0.active == 0 }
+                if stillIdle { whenIdle() }
+            }
         }
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
+import ThumbClock
 
 /// Remembers sources that failed for `origin.negativeCacheSeconds` and replays
 /// the same error (SourcesAndLimits.md), so a storm of requests for a broken image does
 /// not reach the origin again. Timeouts are never remembered.
 final class NegativeCache: Sendable {
     private struct Table {
-        var entries: [String: (error: ServiceError, expires: Double)] = [:]
+        var entries: [String: (error: ServiceError, expires: AnyClock.Instant)] = [:]
         var sweepAt = 1024
     }
 
@@ -15,22 +16,22 @@ final class NegativeCache: Sendable {
     static let capacity = 100_000
 
     private let table = Mutex(Table())
-    private let ttl: Mutex<Double>
-    private let now: @Sendable () -> Double
+    private let ttl: Mutex<Duration>
+    private let clock: AnyClock
 
-    /// `now`: seconds on a monotonic clock, so a wall clock stepped backwards
-    /// cannot make a failure be remembered for longer than its TTL.
-    init(ttlSeconds: Double, now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }) {
-        ttl = Mutex(ttlSeconds)
-        self.now = now
+    /// `clock`: monotonic, so a wall clock stepped backwards cannot make a
+    /// failure be remembered for longer than its TTL.
+    init<C: Clock>(ttl: Duration, clock: C = ContinuousClock()) where C.Duration == Duration {
+        self.ttl = Mutex(ttl)
+        self.clock = AnyClock(clock)
     }
 
     func remember(_ url: String, _ error: ServiceError) {
-        let seconds = ttl.withLock { $0 }
-        guard error.lifetime != .momentary, seconds > 0 else { return }
-        let t = now()
+        let ttl = ttl.withLock { $0 }
+        guard error.lifetime != .momentary, ttl > .zero else { return }
+        let t = clock.now
         table.withLock { table in
-            table.entries[url] = (error, t + seconds)
+            table.entries[url] = (error, t.advanced(by: ttl))
             guard table.entries.count >= table.sweepAt else { return }
             table.entries = table.entries.filter { $0.value.expires > t }
             if table.entries.count >= Self.capacity {
@@ -42,7 +43,7 @@ final class NegativeCache: Sendable {
     }
 
     func lookup(_ url: String) -> ServiceError? {
-        let t = now()
+        let t = clock.now
         return table.withLock { table in
             guard let entry = table.entries[url] else { return nil }
             guard entry.expires > t else {
@@ -58,7 +59,7 @@ final class NegativeCache: Sendable {
         table.withLock { $0.entries.removeValue(forKey: url) != nil }
     }
 
-    func setTTL(_ seconds: Double) {
-        ttl.withLock { $0 = seconds }
+    func setTTL(_ ttl: Duration) {
+        self.ttl.withLock { $0 = ttl }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import ThumbClock
 import ThumbFetch
 
 /// Gets an original's bytes: from the disk store while fresh, revalidated with
@@ -13,7 +14,8 @@ struct OriginLoader: Sendable {
     let fetcher: any OriginFetching
     let disk: DiskStore?
     let counters: SharedCounters
-    let now: @Sendable () -> Double
+    /// When originals were fetched: calendar time, kept on disk across restarts.
+    let wallClock: any WallClock
     let io: DispatchQueue
 
     /// Called on `io` (it reads the disk store). `ttl`: seconds an original on
@@ -38,7 +40,7 @@ struct OriginLoader: Sendable {
         // The age comes from the wall clock (it must survive restarts); one
         // stepped back to before the fetch makes the age negative, and that
         // original is revalidated rather than trusted for the size of the step.
-        let age = now() - stored.metadata.fetchedAt
+        let age = wallClock.secondsSince1970 - stored.metadata.fetchedAt
         if age >= 0 && age <= ttl {
             return completion(.success(Original(data: stored.data, metadata: stored.metadata, outcome: .disk)))
         }
@@ -63,7 +65,7 @@ struct OriginLoader: Sendable {
             return .failure(error)
         case .success(.notModified(let etag, let lastModified)):
             var metadata = stored.metadata
-            metadata.fetchedAt = now()
+            metadata.fetchedAt = wallClock.secondsSince1970
             metadata.etag = etag ?? metadata.etag
             metadata.lastModified = lastModified ?? metadata.lastModified
             disk?.store(url: url, data: stored.data, metadata: metadata)
@@ -107,7 +109,7 @@ struct OriginLoader: Sendable {
 
     private func keep(_ url: String, body: [UInt8], etag: String?, lastModified: String?,
                       address: IPAddress?) -> Original {
-        let metadata = OriginalMetadata(url: url, etag: etag, lastModified: lastModified, fetchedAt: now(),
+        let metadata = OriginalMetadata(url: url, etag: etag, lastModified: lastModified, fetchedAt: wallClock.secondsSince1970,
                                         length: body.count, sha256: Digest.hex(Digest.sha256(body)),
                                         address: address?.description)
         disk?.store(url: url, data: body, metadata: metadata)

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 #endif
 import Synchronization
+import ThumbClock
 import ThumbCodec
 import ThumbFetch
 import ThumbImaging
@@ -34,8 +35,11 @@ public final class ThumbnailService: Sendable {
     /// downloads themselves hold no thread here.
     private let fetchQueue: DispatchQueue
 
-    public init(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
-                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    /// `clock` ages renders and remembered failures; `wallClock` dates
+    /// fetched originals (their age must survive a restart).
+    public init<C: Clock>(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
+                          clock: C = ContinuousClock(), wallClock: any WallClock = SystemWallClock())
+    where C.Duration == Duration {
         self.configuration = Mutex(configuration)
         memory = MemoryCache(limitBytes: configuration.memoryCacheBytes)
         self.disk = disk
@@ -43,12 +47,12 @@ public final class ThumbnailService: Sendable {
         // storm.sh: 159 MiB held 10 s after, 58 MiB once trimmed); trimming when the queue has
         // been idle for a second costs the busy path nothing, unlike a low mmap threshold.
         renders = RenderQueue(workers: configuration.workers, maxQueue: configuration.maxQueue,
-                              memoryBudget: configuration.limits.maxDecodeMemoryBytes,
+                              memoryBudget: configuration.limits.maxDecodeMemoryBytes, clock: clock,
                               whenIdle: ThumbnailService.releaseFreedHeap)
-        negative = NegativeCache(ttlSeconds: configuration.origin.negativeCacheSeconds)
+        negative = NegativeCache(ttl: .seconds(configuration.origin.negativeCacheSeconds), clock: clock)
         let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
         self.fetchQueue = fetchQueue
-        loader = OriginLoader(fetcher: fetcher, disk: disk, counters: counters, now: now, io: fetchQueue)
+        loader = OriginLoader(fetcher: fetcher, disk: disk, counters: counters, wallClock: wallClock, io: fetchQueue)
     }
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }
@@ -80,7 +84,7 @@ public final class ThumbnailService: Sendable {
         memory.setLimit(new.memoryCacheBytes)
         disk?.setLimit(new.diskStore.maxBytes)
         renders.update(maxQueue: new.maxQueue, memoryBudget: new.limits.maxDecodeMemoryBytes)
-        negative.setTTL(new.origin.negativeCacheSeconds)
+        negative.setTTL(.seconds(new.origin.negativeCacheSeconds))
         loader.fetcher.update(configuration: new)
     }
 
