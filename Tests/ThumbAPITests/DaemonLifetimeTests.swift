@@ -26,9 +26,7 @@ import ThumbTestSupport
             #expect(daemon.get("/stats").status == 200)
             daemon.stop()
         }
-        let end = Date().addingTimeInterval(5)
-        while (freedDaemon != nil || freedService != nil) && Date() < end { usleep(5000) }
-        #expect(freedDaemon == nil && freedService == nil,
+        #expect(eventually { freedDaemon == nil && freedService == nil },
                 "daemon freed: \(freedDaemon == nil), service freed: \(freedService == nil)")
     }
 }

@@ -2,7 +2,6 @@ import Glibc
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
-import ThumbTestSupport
 
 private typealias AcceptFailures = ThumbHTTP.AcceptFailures<ManualClock>
 

@@ -1,7 +1,6 @@
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
-import ThumbTestSupport
 
 private typealias Machine = ConnectionStateMachine<ManualClock>
 

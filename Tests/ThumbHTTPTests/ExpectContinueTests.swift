@@ -3,7 +3,6 @@ import Glibc
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
-import ThumbTestSupport
 
 private typealias Machine = ConnectionStateMachine<ManualClock>
 

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
-import ThumbTestSupport
 
 private typealias Ledger = PendingResponseLedger<ManualClock>
 

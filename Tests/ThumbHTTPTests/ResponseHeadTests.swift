@@ -1,7 +1,6 @@
 import Testing
 import ThumbTestSupport
 @testable import ThumbHTTP
-import ThumbTestSupport
 
 @Suite struct ResponseHeadTests {
     private func lines(_ response: HTTPResponse, keepAlive: Bool) -> [String] {

@@ -1,7 +1,6 @@
 import Testing
 import ThumbTestSupport
 @testable import ThumbService
-import ThumbTestSupport
 
 @Suite struct NegativeCacheTests {
     static let url = "http://origin.test/a.jpg"

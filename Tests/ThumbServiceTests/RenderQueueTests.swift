@@ -3,7 +3,6 @@ import Synchronization
 import Testing
 import ThumbTestSupport
 @testable import ThumbService
-import ThumbTestSupport
 
 /// A gate jobs block on until the test opens it.
 private final class Gate: Sendable {
@@ -42,14 +41,10 @@ private final class Recorder: Sendable {
 
 private func currentThreadName() -> String { "\(pthread_self())" }
 
-/// Polls what a worker thread does (at most 5 s); true once `condition` holds.
-/// Only for work on other threads: time on the queue's clock is moved by hand.
+/// Polls what a worker thread does (`eventually`); only for work on other
+/// threads: time on the queue's clock is moved by hand.
 @discardableResult
-private func waitUntil(_ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(5)
-    while !condition() && Date() < deadline { usleep(2000) }
-    return condition()
-}
+private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, condition) }
 
 @Suite struct RenderQueueTests {
     @Test func jobsRunOnWorkerThreadsUpToTheWorkerCount() throws {

@@ -4,7 +4,6 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbFetch
 @testable import ThumbService
-import ThumbTestSupport
 
 @Suite(.serialized) struct ServiceLimitsTests {
     private func service(_ change: (inout ServiceConfiguration) -> Void) throws -> ThumbnailService {
@@ -91,8 +90,7 @@ import ThumbTestSupport
         _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
         // The answer comes from inside the job: its worker counts it active a
         // moment longer, and a storm job would fit beside its small cost.
-        let settled = Date().addingTimeInterval(5)
-        while s.renders.statistics.active > 0 && Date() < settled { usleep(1000) }
+        _ = eventually { s.renders.statistics.active == 0 }
         let sampling = Atomic<Bool>(true)
         let peak = Mutex((active: 0, memory: 0))
         let sampler = Thread {

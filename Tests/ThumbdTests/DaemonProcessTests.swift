@@ -71,9 +71,7 @@ import ThumbTestSupport
         let origin = DripOrigin()
         let daemon = try start(config: config)
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
-        var ready = false
-        for _ in 0..<50 where !ready { ready = get(port, "/healthz") == 200; if !ready { usleep(100_000) } }
-        #expect(ready)
+        #expect(eventually { get(port, "/healthz") == 200 })
         let url = "http%3A%2F%2F127.0.0.1%3A\(origin.port)%2Fdrip.jpg"
         // The request times out on our side while thumbd is still downloading; then kill -9.
         #expect(get(port, "/thumbnail?url=\(url)&w=10", timeout: 0.5) == 0)
@@ -85,8 +83,7 @@ import ThumbTestSupport
         // Restarted, the store starts clean and the source is not served from disk.
         let again = try start(config: config)
         defer { kill(again.processIdentifier, SIGTERM); again.waitUntilExit() }
-        ready = false
-        for _ in 0..<50 where !ready { ready = get(port, "/healthz") == 200; if !ready { usleep(100_000) } }
+        let ready = eventually { get(port, "/healthz") == 200 }
         let tmp = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/tmp")) ?? []
         #expect(ready && tmp.isEmpty)
         #expect(get(port, "/thumbnail?url=\(url)&w=10", timeout: 3) != 200, "the drip origin is gone; nothing stale is served")
@@ -100,9 +97,7 @@ import ThumbTestSupport
         p.environment = ProcessInfo.processInfo.environment.merging(["HOME": NSTemporaryDirectory()]) { $1 }
         p.standardError = FileHandle.nullDevice
         try p.run()
-        var ready = false
-        for _ in 0..<50 where !ready { ready = get(port, "/healthz") == 200; if !ready { usleep(100_000) } }
-        #expect(ready)
+        #expect(eventually { get(port, "/healthz") == 200 })
         kill(p.processIdentifier, SIGTERM)
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)

@@ -3,7 +3,6 @@ import Synchronization
 import Testing
 import ThumbTestSupport
 import ThumbService
-import ThumbTestSupport
 @testable import thumbd
 
 /// The watchdog's decisions without systemd or a wall clock: the pure
@@ -143,17 +142,13 @@ private final class Rig: Sendable {
     /// Occupies the worker until `releaseRender`; waits (≤ 5 s) until it runs.
     func startStuckRender() throws {
         try renders.submit(cost: 1) { [gate] in gate.wait() }
-        let deadline = Date().addingTimeInterval(5)
-        while renders.statistics.active == 0 && Date() < deadline { usleep(1000) }
-        #expect(renders.statistics.active == 1)
+        #expect(eventually { renders.statistics.active == 1 })
     }
 
     /// Lets the stuck render end and waits (≤ 5 s) until the worker is free.
     func releaseRender() {
         gate.signal()
-        let deadline = Date().addingTimeInterval(5)
-        while renders.statistics.active != 0 && Date() < deadline { usleep(1000) }
-        #expect(renders.statistics.active == 0)
+        #expect(eventually { renders.statistics.active == 0 })
     }
 
     /// Ends the stuck render, lets the worker exit, and drops the heartbeats
