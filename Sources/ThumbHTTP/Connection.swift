@@ -147,17 +147,16 @@ final class Connection: @unchecked Sendable {
         }
         if actions.sendTimedOut { server.sendTimedOut() }
         switch actions.room {
-        case .credit(let bytes)?: server.written(self, bytes: bytes)
         case .release?: server.releasePending(self)
-        case nil: break
+        case .credit?, nil: break   // a credit is the reporter's (`flush`), which knows the count
         }
         switch actions.next {
         case .none: break
         case .startRequest(let request): startRequest(request)
         case .write(let outgoing, let reserveRoom):
             serialize(outgoing)
-            if reserveRoom { reserve(outgoing) } else { flush() }
-        case .send: flush()
+            if reserveRoom { reserve(outgoing) } else { flush(mayBeWaiting: false) }
+        case .send: flush(mayBeWaiting: false)
         case .close(let cancelRequest): closeSocket(cancelRequest: cancelRequest)
         }
         // After `next`, for the reason above. No edge comes for bytes that
@@ -256,13 +255,13 @@ final class Connection: @unchecked Sendable {
         switch machine.roomDecided(server.reserve(self, bytes: head.count + body.count), for: outgoing) {
         case .send(let record):
             server.responded(record)
-            flush()
+            flush(mayBeWaiting: false)
         case .wait(let record):
             server.responded(record)
         case .sendRefusal(let refusal, let record):
             server.responded(record)
             serialize(refusal)
-            flush()
+            flush(mayBeWaiting: false)
         case .none:
             break
         }
@@ -270,10 +269,13 @@ final class Connection: @unchecked Sendable {
 
     /// Writes head and body with one writev per attempt; what the socket does
     /// not take now waits for the next writable edge (no extra copy is buffered).
-    private func flush() {
+    /// `mayBeWaiting`: called for a writable edge, which may come while the
+    /// response waits for room (the machine's say); the machine's own `.send`
+    /// needs no asking.
+    private func flush(mayBeWaiting: Bool = true) {
         // A late write event after the response completed or the socket closed,
         // or a response still waiting for room.
-        guard !head.isEmpty, machine.room != .awaiting else { return }
+        guard !head.isEmpty, !mayBeWaiting || machine.room != .awaiting else { return }
         var progressed = 0
         while written < head.count + body.count {
             let result: IOResult
@@ -284,7 +286,11 @@ final class Connection: @unchecked Sendable {
                 return
             }
             guard case .processed(let n) = result else {
-                if progressed > 0 { perform(machine.writeProgressed(bytes: progressed, now: Self.now())) }
+                if progressed > 0 {
+                    let actions = machine.writeProgressed(bytes: progressed, now: Self.now())
+                    if actions.room == .credit { server.written(self, bytes: progressed) }
+                    perform(actions)
+                }
                 return
             }
             written += n

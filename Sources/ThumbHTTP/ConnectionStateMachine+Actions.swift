@@ -13,8 +13,10 @@ enum ReadingChange: Equatable {
 }
 
 enum RoomChange: Equatable {
-    /// The socket took this many bytes of the charged response.
-    case credit(Int)
+    /// The socket took the bytes `writeProgressed` reported, of the charged
+    /// response: credit them. (No count here: the driver has it in hand, and
+    /// a payload would push `Actions` past 128 bytes.)
+    case credit
     /// The response ended (written, or its connection closed): what is
     /// left of its charge goes back, and a waiting one leaves the line.
     case release
@@ -41,7 +43,12 @@ enum ConnectionNext {
 /// timer, pause or resume reading, count a finished request, change the
 /// budget, then `next`.
 /// Returned by value: no allocation per event.
+///
+/// Kept within 128 bytes (`next` first, the small fields packed after it):
+/// it is returned and copied on every event, and anything larger is copied
+/// with a call to memcpy.
 struct ConnectionActions {
+    var next = ConnectionNext.none
     /// Schedule the connection's one timer to fire this long after the
     /// event's `now`, replacing the pending one. (A delay, not an instant:
     /// so no clock type is in here, and the actions, copied on every event,
@@ -54,7 +61,6 @@ struct ConnectionActions {
     var sendTimedOut = false
     /// Credit or release this connection's charge in the pending-bytes budget.
     var room: RoomChange?
-    var next = ConnectionNext.none
 
     init(timer: Duration? = nil, reading: ReadingChange? = nil, requestFinished: Bool = false,
          next: ConnectionNext = .none) {

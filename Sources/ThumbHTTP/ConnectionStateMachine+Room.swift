@@ -21,10 +21,10 @@ extension ConnectionStateMachine {
         switch decision {
         case .write:
             room = .charged
-            return .send(ResponseRecord(outgoing))
+            return .send(ResponseRecord(outgoing, elapsed: responseElapsed))
         case .wait:
             room = .awaiting
-            return .wait(ResponseRecord(outgoing))
+            return .wait(ResponseRecord(outgoing, elapsed: responseElapsed))
         case .refuse:
             // Neither written nor kept: the body goes now, and a small answer
             // tells the client to come back. It is under 300 bytes and bound
@@ -32,9 +32,8 @@ extension ConnectionStateMachine {
             room = .refused
             var refusal = HTTPError.noRoomForResponse.response
             refusal.omitBody = outgoing.response.omitBody
-            let sent = OutgoingResponse(response: refusal, keepAlive: false, method: outgoing.method,
-                                        path: outgoing.path, elapsed: outgoing.elapsed)
-            return .sendRefusal(sent, ResponseRecord(sent))
+            let sent = OutgoingResponse(response: refusal, keepAlive: false, method: outgoing.method, path: outgoing.path)
+            return .sendRefusal(sent, ResponseRecord(sent, elapsed: responseElapsed))
         }
     }
 
@@ -71,8 +70,9 @@ enum RoomStep {
     /// In line for room: record the response now; `admitted` starts it.
     case wait(ResponseRecord)
     /// No room: record this `503`, serialize it and send it in place of the
-    /// response; the connection closes once it is written.
-    case sendRefusal(OutgoingResponse, ResponseRecord)
+    /// response; the connection closes once it is written. Indirect (boxed
+    /// on this rare path) so the step stays small to return on every response.
+    indirect case sendRefusal(OutgoingResponse, ResponseRecord)
     /// The answer found no response waiting for it (the connection closed).
     case none
 }
@@ -80,10 +80,10 @@ enum RoomStep {
 extension ResponseRecord {
     /// What the access log and the status counts record of a response, as it
     /// goes on the wire (no body bytes for HEAD and 304).
-    init(_ outgoing: OutgoingResponse) {
+    init(_ outgoing: OutgoingResponse, elapsed: Duration) {
         let response = outgoing.response
         self.init(method: outgoing.method, path: outgoing.path, status: response.status,
                   bodyBytes: response.omitBody || response.status == 304 ? 0 : response.body.count,
-                  elapsed: outgoing.elapsed, cache: response.header("X-Cache"))
+                  elapsed: elapsed, cache: response.header("X-Cache"))
     }
 }

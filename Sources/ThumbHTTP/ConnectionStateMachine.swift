@@ -24,6 +24,9 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     private(set) var isClosed = false
     /// When the handler got the request in flight (for the access log).
     private var requestStartedAt: Instant?
+    /// The handler's time for the response being written (zero for the
+    /// server's own answers), recorded with it.
+    private(set) var responseElapsed = Duration.zero
     /// Where the response being written stands in the pending-bytes budget;
     /// `.none` unless `state` is `.writing`. Set only by the events here and
     /// in ConnectionStateMachine+Room.swift.
@@ -102,8 +105,8 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         armDeadline(.send, now: now)
         let elapsed = requestStartedAt.map { max(.zero, $0.duration(to: now)) } ?? .zero
         var actions = Actions(timer: timerToSchedule(now: now))
-        write(OutgoingResponse(response: response, keepAlive: keepAlive, method: flight.method, path: flight.path,
-                               elapsed: elapsed), &actions)
+        write(OutgoingResponse(response: response, keepAlive: keepAlive, method: flight.method, path: flight.path),
+              elapsed: elapsed, &actions)
         return actions
     }
 
@@ -114,7 +117,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     mutating func writeProgressed(bytes: Int, now: Instant) -> Actions {
         guard case .writing = state else { return Actions() }
         var actions = Actions()
-        if room == .charged && bytes > 0 { actions.room = .credit(bytes) }
+        if room == .charged && bytes > 0 { actions.room = .credit }
         if deadline != nil && deadlineKind == .send {
             armDeadline(.send, now: now)
             actions.timer = timerToSchedule(now: now)
@@ -250,8 +253,8 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
                 // connection closes after it (lingering, so the answer survives).
                 armDeadline(.send, now: now)
                 state = .writing(nil, closeAfter: true)
-                write(OutgoingResponse(response: refusal, keepAlive: false, method: head.method, path: head.path,
-                                       elapsed: .zero), &actions)
+                write(OutgoingResponse(response: refusal, keepAlive: false, method: head.method, path: head.path),
+                      &actions)
             } else {
                 state = .writing(nil, closeAfter: false)
                 write(.continue, &actions)
@@ -295,8 +298,9 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// the pending-bytes budget once its size is known (the driver asks and
     /// reports `roomDecided`); `100 Continue` (25 bytes between a head and its
     /// body) is not a response: it is not charged and goes at once.
-    private mutating func write(_ outgoing: OutgoingResponse, _ actions: inout Actions) {
+    private mutating func write(_ outgoing: OutgoingResponse, elapsed: Duration = .zero, _ actions: inout Actions) {
         room = outgoing.isInterim ? .none : .unreserved
+        responseElapsed = elapsed
         actions.next = .write(outgoing, reserveRoom: !outgoing.isInterim)
     }
 
