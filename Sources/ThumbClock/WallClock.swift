@@ -10,9 +10,15 @@ import Glibc
 public protocol WallClock: Sendable {
     /// Time since 1970-01-01T00:00:00Z.
     func sinceEpoch() -> Duration
+
+    /// `sinceEpoch()` in whole seconds, which a clock may read more cheaply:
+    /// the `Date` header asks on every response.
+    func wholeSecondsSinceEpoch() -> Int64
 }
 
 extension WallClock {
+    public func wholeSecondsSinceEpoch() -> Int64 { sinceEpoch().components.seconds }
+
     /// `sinceEpoch()` in seconds, as the disk store's metadata keeps it.
     public var secondsSince1970: Double { sinceEpoch().inSeconds }
 }
@@ -26,4 +32,7 @@ public struct SystemWallClock: WallClock {
         clock_gettime(CLOCK_REALTIME, &now)
         return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
     }
+
+    /// `time(2)`: a read of the kernel's coarse clock, no arithmetic.
+    public func wholeSecondsSinceEpoch() -> Int64 { Int64(time(nil)) }
 }

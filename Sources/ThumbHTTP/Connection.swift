@@ -13,11 +13,12 @@ import ThumbClock
 /// edge may have come and gone while paused), and a write that hit EAGAIN
 /// waits for the next writable edge.
 final class Connection: @unchecked Sendable {
-    /// The machine on the production clock, named concretely: it specializes
-    /// within this module, and reading the time is a vDSO call, not a call
-    /// through a protocol witness, per event. Its deadlines become
+    /// The machine on the production clock (`ContinuousClock`'s time, as
+    /// `MonotonicClock` instants of fixed layout), named concretely: it
+    /// specializes within this module, and reading the time is a vDSO call,
+    /// not a call through a protocol witness, per event. Its deadlines become
     /// `DispatchTime` only when the one timer is scheduled.
-    typealias Machine = ConnectionStateMachine<ContinuousClock>
+    typealias Machine = ConnectionStateMachine<MonotonicClock>
 
     let id: Int
     let fd: Int32
@@ -30,11 +31,16 @@ final class Connection: @unchecked Sendable {
     private let server: HTTPServer
     private var machine: Machine
     private var timer: DispatchSourceTimer?
-    // What the socket and the poller are up to: I/O bookkeeping the machine
-    // has no say in (it never sees edges or reads). Whether reading is paused,
-    // whether the connection is closed and where the response stands in the
-    // pending-bytes budget are the machine's (`readingPaused`, `isClosed`,
-    // `room`), asked rather than mirrored here.
+    // I/O bookkeeping only: what the socket, the poller and the read loop
+    // are up to, which the machine never sees. Where the response stands in
+    // the pending-bytes budget (charged, waiting for room, refused for want
+    // of it) is the machine's (`room`); the driver only performs its actions.
+    /// Reading is paused (the machine's `.pause`, until its `.resume`): the
+    /// read loop tests this on every pass, a plain flag rather than an
+    /// exclusivity-checked look into the machine.
+    private var readSuspended = false
+    /// The socket is closed (`.close` was performed); late events find it so.
+    private var closed = false
     /// The socket may hold bytes (or end of stream) not read yet: a readable
     /// edge came, or the last read filled the buffer. False after EAGAIN or
     /// a short read; the next bytes to arrive raise a new edge.
@@ -65,11 +71,11 @@ final class Connection: @unchecked Sendable {
         machine = Machine(limits: limits, screenHead: screenHead, renderError: renderError)
     }
 
-    static func now() -> ContinuousClock.Instant { .now }
+    static func now() -> MonotonicClock.Instant { MonotonicClock().now }
 
     func start() {
         // A drain that reached the connection before its start closed it already.
-        guard !machine.isClosed else { return }
+        guard !closed else { return }
         started = true
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -82,7 +88,7 @@ final class Connection: @unchecked Sendable {
     /// The poller's report for this socket: what became ready since the last.
     func ready(readable: Bool, writable: Bool, hangUp: Bool) {
         if writable { flush() }
-        guard !machine.isClosed else { return }
+        guard !closed else { return }
         if hangUp { peerHungUp = true }
         if readable {
             readReady = true
@@ -95,7 +101,7 @@ final class Connection: @unchecked Sendable {
     /// already in the socket are read first, so a request that arrived just
     /// before is answered rather than dropped with the idle connection.
     func beginDrain() {
-        guard started, !machine.isClosed, !machine.readingPaused else { return perform(machine.drain()) }
+        guard started, !closed, !readSuspended else { return perform(machine.drain()) }
         let result: IOResult
         do {
             result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
@@ -125,27 +131,32 @@ final class Connection: @unchecked Sendable {
     /// which may answer at once and so perform the next actions from inside
     /// this call; those must not be overtaken by stale ones.
     private func perform(_ actions: Machine.Actions) {
-        if let due = actions.timer { schedule(at: due) }
-        // A pause needs nothing done: the read loop asks the machine.
-        let resumed = actions.reading == .resume
+        if let delay = actions.timer { schedule(after: delay) }
+        var resumed = false
+        switch actions.reading {
+        case .pause?:
+            readSuspended = true
+        case .resume?:
+            if readSuspended { readSuspended = false; resumed = true }
+        case nil:
+            break
+        }
         if actions.requestFinished {
             responder = nil
             server.requestFinished()
         }
         if actions.sendTimedOut { server.sendTimedOut() }
         switch actions.room {
-        case .credit(let bytes)?: server.written(self, bytes: bytes)
         case .release?: server.releasePending(self)
-        case nil: break
+        case .credit?, nil: break   // a credit is the reporter's (`flush`), which knows the count
         }
-        if let record = actions.record { server.responded(record) }
         switch actions.next {
         case .none: break
         case .startRequest(let request): startRequest(request)
-        case .write(let outgoing): serialize(outgoing)
-        case .reserveRoom(let outgoing, let bytes):
-            perform(machine.roomDecided(server.reserve(self, bytes: bytes), for: outgoing))
-        case .send: flush()
+        case .write(let outgoing, let reserveRoom):
+            serialize(outgoing)
+            if reserveRoom { reserve(outgoing) } else { flush(mayBeWaiting: false) }
+        case .send: flush(mayBeWaiting: false)
         case .close(let cancelRequest): closeSocket(cancelRequest: cancelRequest)
         }
         // After `next`, for the reason above. No edge comes for bytes that
@@ -153,11 +164,11 @@ final class Connection: @unchecked Sendable {
         if resumed { readAvailable() }
     }
 
-    /// Dispatch's timers run on its own clock: the deadline goes over as
-    /// "this long from now". A timer that so fires a little early finds the
-    /// deadline not reached and is scheduled again (`timerFired`).
-    private func schedule(at due: ContinuousClock.Instant) {
-        let deadline = DispatchTime.now() + max(.zero, Self.now().duration(to: due)).dispatchInterval
+    /// Dispatch's timers run on its own clock: the machine's deadline comes
+    /// over as "this long after the event". A timer that so fires a little
+    /// early finds the deadline not reached and is scheduled again (`timerFired`).
+    private func schedule(after delay: Duration) {
+        let deadline = DispatchTime.now() + max(.zero, delay).dispatchInterval
         if let timer {
             timer.schedule(deadline: deadline)
             return
@@ -177,7 +188,7 @@ final class Connection: @unchecked Sendable {
         reading = true
         defer { reading = false }
         var reads = 0
-        while readReady, !machine.readingPaused, !machine.isClosed {
+        while readReady, !readSuspended, !closed {
             if reads == Self.maxReadsPerTurn {
                 queue.async { self.readAvailable() }
                 return
@@ -225,8 +236,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Serializes the response into `head` and `body` (shared with the
-    /// handler's array, not copied); the machine then says whether it is
-    /// sent, waits for room in the budget, or gives way to a `503`.
+    /// handler's array, not copied).
     private func serialize(_ outgoing: OutgoingResponse) {
         written = 0
         head.removeAll(keepingCapacity: true)
@@ -237,15 +247,35 @@ final class Connection: @unchecked Sendable {
             ResponseHead.write(outgoing.response, keepAlive: outgoing.keepAlive, date: server.dates, into: &head)
             body = ResponseHead.body(of: outgoing.response)
         }
-        perform(machine.responseSerialized(outgoing, bytes: head.count + body.count))
+    }
+
+    /// Asks the server's pending-bytes budget for room for the serialized
+    /// response and does what the machine makes of the answer.
+    private func reserve(_ outgoing: OutgoingResponse) {
+        switch machine.roomDecided(server.reserve(self, bytes: head.count + body.count), for: outgoing) {
+        case .send(let record):
+            server.responded(record)
+            flush(mayBeWaiting: false)
+        case .wait(let record):
+            server.responded(record)
+        case .sendRefusal(let refusal, let record):
+            server.responded(record)
+            serialize(refusal)
+            flush(mayBeWaiting: false)
+        case .none:
+            break
+        }
     }
 
     /// Writes head and body with one writev per attempt; what the socket does
     /// not take now waits for the next writable edge (no extra copy is buffered).
-    private func flush() {
+    /// `mayBeWaiting`: called for a writable edge, which may come while the
+    /// response waits for room (the machine's say); the machine's own `.send`
+    /// needs no asking.
+    private func flush(mayBeWaiting: Bool = true) {
         // A late write event after the response completed or the socket closed,
         // or a response still waiting for room.
-        guard !head.isEmpty, machine.room != .awaiting else { return }
+        guard !head.isEmpty, !mayBeWaiting || machine.room != .awaiting else { return }
         var progressed = 0
         while written < head.count + body.count {
             let result: IOResult
@@ -256,7 +286,11 @@ final class Connection: @unchecked Sendable {
                 return
             }
             guard case .processed(let n) = result else {
-                if progressed > 0 { perform(machine.writeProgressed(bytes: progressed, now: Self.now())) }
+                if progressed > 0 {
+                    let actions = machine.writeProgressed(bytes: progressed, now: Self.now())
+                    if actions.room == .credit { server.written(self, bytes: progressed) }
+                    perform(actions)
+                }
                 return
             }
             written += n
@@ -306,6 +340,7 @@ final class Connection: @unchecked Sendable {
             server.requestFinished()
         }
         responder = nil
+        closed = true
         // Out of the epoll set before the descriptor can close (and be reused).
         io.poller.remove(self)
         LingeringClose.start(fd: fd, queue: queue)

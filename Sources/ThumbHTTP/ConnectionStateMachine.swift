@@ -7,34 +7,26 @@
 /// slow readers, ServiceLife.md for the drain).
 ///
 /// Generic over the clock, as Hummingbird's connection state machine is:
-/// the server runs it on `ContinuousClock` (specialized within this module,
+/// the server runs it on `MonotonicClock` (`ContinuousClock` time; specialized within this module,
 /// no indirect call per event), tests on a manual one.
 struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     typealias Instant = C.Instant
     typealias Limits = ConnectionLimits
-
-    /// A request from the moment the handler gets it until its response is written.
-    struct Flight {
-        var method: String
-        var path: String
-        /// What the client asked for; draining may still say close.
-        var keepAlive: Bool
-        var startedAt: Instant
-    }
-
-    enum State {
-        /// Between requests: waiting for the next head, or the rest of it.
-        case reading
-        /// The handler has the request; no timeout runs meanwhile.
-        case handling(Flight)
-        /// A response is being written: a request's, or (nil) the server's
-        /// own: an error (`closeAfter`), a refused `Expect`, or `100 Continue`
-        /// (the only one that keeps the connection: its request is still to come).
-        case writing(Flight?, closeAfter: Bool)
-        case closed
-    }
+    // The types the machine's values are made of live outside it: nested in
+    // a generic type they would be generic too, and copied and destroyed
+    // through runtime metadata on every event.
+    typealias State = ConnectionState
+    typealias Flight = ConnectionState.Flight
 
     private(set) var state = State.reading
+    /// `state` is `.closed`: kept apart, so the driver asks without copying
+    /// the state and its request.
+    private(set) var isClosed = false
+    /// When the handler got the request in flight (for the access log).
+    private var requestStartedAt: Instant?
+    /// The handler's time for the response being written (zero for the
+    /// server's own answers), recorded with it.
+    private(set) var responseElapsed = Duration.zero
     /// Where the response being written stands in the pending-bytes budget;
     /// `.none` unless `state` is `.writing`. Set only by the events here and
     /// in ConnectionStateMachine+Room.swift.
@@ -47,20 +39,11 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// While draining: the next request, parsed ahead to learn whether the
     /// response being sent may keep the connection open for it.
     private var lookahead: RequestParser.Event?
-    /// What happens when `deadline` passes.
-    private enum Deadline {
-        /// The head (or an announced body) did not arrive: 408.
-        case head
-        /// No next request on a kept-alive connection: close.
-        case idle
-        /// The client took nothing of the response for `sendTimeout`: close.
-        case send
-    }
 
     /// When the connection times out (nil: no timeout runs), and what for.
     private var deadline: Instant?
-    private var deadlineKind = Deadline.head
-    /// When the driver's timer is due (nil: not scheduled); see `timerToSchedule()`.
+    private var deadlineKind = ConnectionDeadline.head
+    /// When the driver's timer is due (nil: not scheduled); see `timerToSchedule(now:)`.
     private var timerFiresAt: Instant?
     /// The application's look at a head that expects `100 Continue`: a
     /// response refuses it before its body is sent (HTTPServer.md).
@@ -86,7 +69,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// the request timeout.
     mutating func start(now: Instant) -> Actions {
         armDeadline(.head, now: now)
-        return Actions(timer: timerToSchedule())
+        return Actions(timer: timerToSchedule(now: now))
     }
 
     /// Bytes arrived from the client.
@@ -106,7 +89,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             // request head's worth.
             pauseReading(&actions)
         }
-        actions.timer = timerToSchedule()
+        actions.timer = timerToSchedule(now: now)
         return actions
     }
 
@@ -124,10 +107,10 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         }
         state = .writing(flight, closeAfter: !keepAlive)
         armDeadline(.send, now: now)
-        let elapsed = max(.zero, flight.startedAt.duration(to: now))
-        var actions = Actions(timer: timerToSchedule())
-        write(OutgoingResponse(response: response, keepAlive: keepAlive, method: flight.method, path: flight.path,
-                               elapsed: elapsed), &actions)
+        let elapsed = requestStartedAt.map { max(.zero, $0.duration(to: now)) } ?? .zero
+        var actions = Actions(timer: timerToSchedule(now: now))
+        write(OutgoingResponse(response: response, keepAlive: keepAlive, method: flight.method, path: flight.path),
+              elapsed: elapsed, &actions)
         return actions
     }
 
@@ -138,10 +121,10 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     mutating func writeProgressed(bytes: Int, now: Instant) -> Actions {
         guard case .writing = state else { return Actions() }
         var actions = Actions()
-        if room == .charged && bytes > 0 { actions.room = .credit(bytes) }
+        if room == .charged && bytes > 0 { actions.room = .credit }
         if deadline != nil && deadlineKind == .send {
             armDeadline(.send, now: now)
-            actions.timer = timerToSchedule()
+            actions.timer = timerToSchedule(now: now)
         }
         return actions
     }
@@ -175,7 +158,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             // `100 Continue` went out: the head's deadline, still armed, now
             // covers the body (sending the 100 does not give the client more time).
             processNext(now: now, &actions)
-            actions.timer = timerToSchedule()
+            actions.timer = timerToSchedule(now: now)
             return actions
         }
         armDeadline(hasPartialRequest ? .head : .idle, now: now)
@@ -184,7 +167,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             close(&actions)   // nothing complete left to answer: idle, so it goes
             return actions
         }
-        actions.timer = timerToSchedule()
+        actions.timer = timerToSchedule(now: now)
         return actions
     }
 
@@ -193,14 +176,14 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     mutating func timerFired(now: Instant) -> Actions {
         timerFiresAt = nil
         guard let deadline else { return Actions() }
-        if now < deadline { return Actions(timer: timerToSchedule()) }
+        if now < deadline { return Actions(timer: timerToSchedule(now: now)) }
         self.deadline = nil
         var actions = Actions()
         switch (deadlineKind, state) {
         case (.head, .reading):
             state = .writing(nil, closeAfter: true)
             armDeadline(.send, now: now)
-            actions.timer = timerToSchedule()
+            actions.timer = timerToSchedule(now: now)
             write(OutgoingResponse(error: renderError(.requestTimeout)), &actions)
         case (.send, _):
             actions.sendTimedOut = true
@@ -235,9 +218,6 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         return actions
     }
 
-    var isClosed: Bool {
-        if case .closed = state { true } else { false }
-    }
 
     /// The client left: end of file, or a read or write error.
     mutating func peerClosed() -> Actions {
@@ -277,16 +257,16 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
                 // connection closes after it (lingering, so the answer survives).
                 armDeadline(.send, now: now)
                 state = .writing(nil, closeAfter: true)
-                write(OutgoingResponse(response: refusal, keepAlive: false, method: head.method, path: head.path,
-                                       elapsed: .zero), &actions)
+                write(OutgoingResponse(response: refusal, keepAlive: false, method: head.method, path: head.path),
+                      &actions)
             } else {
                 state = .writing(nil, closeAfter: false)
                 write(.continue, &actions)
             }
         case .request(let request)?:
             deadline = nil
-            state = .handling(Flight(method: request.method, path: request.path,
-                                     keepAlive: request.keepAlive, startedAt: now))
+            state = .handling(Flight(method: request.method, path: request.path, keepAlive: request.keepAlive))
+            requestStartedAt = now
             actions.next = .startRequest(request)
         }
     }
@@ -306,6 +286,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         case .writing(let flight, _): pending = flight != nil
         }
         state = .closed
+        isClosed = true
         deadline = nil
         lookahead = nil
         // Credited back whichever way the response ends: the driver releases
@@ -318,14 +299,16 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     }
 
     /// Hands `outgoing` to the driver to serialize. A response is charged to
-    /// the pending-bytes budget once its size is known; `100 Continue` (25
-    /// bytes between a head and its body) is not a response and is not.
-    private mutating func write(_ outgoing: OutgoingResponse, _ actions: inout Actions) {
+    /// the pending-bytes budget once its size is known (the driver asks and
+    /// reports `roomDecided`); `100 Continue` (25 bytes between a head and its
+    /// body) is not a response: it is not charged and goes at once.
+    private mutating func write(_ outgoing: OutgoingResponse, elapsed: Duration = .zero, _ actions: inout Actions) {
         room = outgoing.isInterim ? .none : .unreserved
-        actions.next = .write(outgoing)
+        responseElapsed = elapsed
+        actions.next = .write(outgoing, reserveRoom: !outgoing.isInterim)
     }
 
-    private mutating func armDeadline(_ kind: Deadline, now: Instant) {
+    private mutating func armDeadline(_ kind: ConnectionDeadline, now: Instant) {
         deadlineKind = kind
         switch kind {
         case .head: deadline = now.advanced(by: limits.requestTimeout)
@@ -341,10 +324,22 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// time, finds the deadline moved, and is scheduled again once
     /// (`timerFired`). Only an earlier deadline, or none scheduled, schedules
     /// at once. Invariant: the timer fires no later than `deadline`.
-    private mutating func timerToSchedule() -> Instant? {
+    /// Returned as the time from `now` to the deadline: what the driver's
+    /// timer takes, and a plain `Duration` keeps `Actions` free of the clock.
+    private mutating func timerToSchedule(now: Instant) -> Duration? {
         guard let deadline else { return nil }
         if let firesAt = timerFiresAt, firesAt <= deadline { return nil }
         timerFiresAt = deadline
-        return deadline
+        return now.duration(to: deadline)
     }
+}
+
+/// What happens when a connection's deadline passes.
+private enum ConnectionDeadline {
+    /// The head (or an announced body) did not arrive: 408.
+    case head
+    /// No next request on a kept-alive connection: close.
+    case idle
+    /// The client took nothing of the response for `sendTimeout`: close.
+    case send
 }

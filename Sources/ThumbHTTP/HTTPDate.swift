@@ -16,7 +16,7 @@ final class HTTPDate: Sendable {
     }
 
     func now() -> String {
-        let t = clock.sinceEpoch().components.seconds
+        let t = clock.wholeSecondsSinceEpoch()
         return cache.withLock { c in
             if c.second == t { return c.text }
             var seconds = time_t(t)

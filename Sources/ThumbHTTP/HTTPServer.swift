@@ -37,8 +37,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     private let state = Mutex(State())
     /// Response bytes queued for clients (`http.maxPendingResponseBytes`).
-    private let pending: Mutex<PendingResponseLedger<ContinuousClock>>
-    private let acceptFailures = Mutex(AcceptFailures<ContinuousClock>())
+    private let pending: Mutex<PendingResponseLedger<MonotonicClock>>
+    private let acceptFailures = Mutex(AcceptFailures<MonotonicClock>())
     /// The `Date` header, from the wall clock given at init.
     let dates: HTTPDate
     private let acceptQueue = DispatchQueue(label: "thumbd.accept")

@@ -23,19 +23,20 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
         _ = m.start(now: clock.now)
         _ = m.bytesReceived(bytes("\(method) /big HTTP/1.1\r\nHost: h\r\n\r\n\(pipelined)"), now: clock.now)
         clock.advance(by: .milliseconds(5))
-        return m.responseReady(HTTPResponse(status: 200, body: [UInt8](repeating: 1, count: 1000)), now: clock.now).next.written!
+        let next = m.responseReady(HTTPResponse(status: 200, body: [UInt8](repeating: 1, count: 1000)), now: clock.now).next
+        #expect(next.reservesRoom == true, "charged once the driver knows its size")
+        return next.written!
     }
 
     @Test func aResponseIsChargedBeforeItsFirstByteAndCreditedAsTheSocketTakesIt() throws {
         var m = Self.machine()
         let outgoing = answer(&m)
         #expect(m.room == .unreserved)
-        #expect(m.responseSerialized(outgoing, bytes: 1100).next.reservedBytes == 1100, "head and body are charged")
         let charged = m.roomDecided(.write, for: outgoing)
-        #expect(charged.next.isSend && m.room == .charged)
+        #expect(charged.isSend && m.room == .charged)
         let record = try #require(charged.record, "logged and counted once decided")
         #expect(record.status == 200 && record.bodyBytes == 1000 && record.path == "/big" && record.milliseconds == 5)
-        #expect(m.writeProgressed(bytes: 600, now: clock.now).room == .credit(600))
+        #expect(m.writeProgressed(bytes: 600, now: clock.now).room == .credit)
         let done = m.writeCompleted(now: clock.now)
         #expect(done.room == .release && done.requestFinished && done.next.isNone && m.room == .none)
     }
@@ -46,16 +47,12 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
     @Test func aRefusedResponseGivesWayToA503AndTheConnectionCloses() throws {
         var m = Self.machine()
         let outgoing = answer(&m, pipelined: "GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
-        _ = m.responseSerialized(outgoing, bytes: 1100)
         let refused = m.roomDecided(.refuse, for: outgoing)
-        #expect(refused.record == nil, "the dropped response is not logged")
-        let noRoom = try #require(refused.next.written)
+        let noRoom = try #require(refused.refusal, "sent at once: not asked of the budget, it is full")
         #expect(noRoom.response.status == 503 && !noRoom.keepAlive && noRoom.path == "/big" && noRoom.method == "GET")
         // Rendered by the application's hook (plain text by default; ThumbAPI's is JSON with Retry-After).
         #expect(String(decoding: noRoom.response.body, as: UTF8.self) == "overloaded: too many response bytes waiting for slow clients\n")
-        let serialized = m.responseSerialized(noRoom, bytes: 250)
-        #expect(serialized.next.isSend, "not asked of the budget: it is full")
-        #expect(serialized.record?.status == 503 && serialized.record?.path == "/big")
+        #expect(refused.record?.status == 503 && refused.record?.path == "/big", "the 503 is logged, not the dropped answer")
         #expect(m.writeProgressed(bytes: 100, now: clock.now).room == nil, "nothing charged, nothing credited")
         let done = m.writeCompleted(now: clock.now)
         #expect(done.next.closed == true && !done.requestFinished && done.room == nil)
@@ -65,10 +62,10 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
     @Test func aRefusedHeadRequestGetsA503WithoutABody() throws {
         var m = Self.machine()
         let outgoing = answer(&m, "HEAD")
-        _ = m.responseSerialized(outgoing, bytes: 100)
-        let noRoom = try #require(m.roomDecided(.refuse, for: outgoing).next.written)
+        let refused = m.roomDecided(.refuse, for: outgoing)
+        let noRoom = try #require(refused.refusal)
         #expect(noRoom.response.omitBody && noRoom.method == "HEAD")
-        #expect(m.responseSerialized(noRoom, bytes: 200).record?.bodyBytes == 0)
+        #expect(refused.record?.bodyBytes == 0)
     }
 
     /// A waiting response is logged at once, starts when the ledger admits it,
@@ -77,16 +74,15 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
         var m = Self.machine()
         let outgoing = answer(&m)
         let sendDeadline = clock.now + .seconds(30)
-        _ = m.responseSerialized(outgoing, bytes: 1100)
         let waiting = m.roomDecided(.wait(evict: [7, 9]), for: outgoing)
-        #expect(waiting.record?.status == 200 && waiting.next.isNone && m.room == .awaiting)
+        #expect(waiting.isWait && waiting.record?.status == 200 && m.room == .awaiting)
         #expect(m.writeProgressed(bytes: 0, now: clock.now).room == nil)
         clock.advance(by: .seconds(20))
         let admitted = m.admitted(now: clock.now)
         #expect(admitted.next.isSend && m.room == .charged)
         #expect(m.admitted(now: clock.now).next.isNone, "admitted once")
-        #expect(m.timerFired(now: sendDeadline).timer == clock.now + .seconds(30), "moved to 30 s after admission")
-        #expect(m.writeProgressed(bytes: 1100, now: clock.now).room == .credit(1100))
+        #expect(m.timerFired(now: sendDeadline).timer == .seconds(20), "moved to 30 s after admission")
+        #expect(m.writeProgressed(bytes: 1100, now: clock.now).room == .credit)
         let done = m.writeCompleted(now: clock.now)
         #expect(done.room == .release && done.requestFinished)
     }
@@ -99,7 +95,6 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
         for waiting in [false, true] {
             var m = Self.machine()
             let outgoing = answer(&m)
-            _ = m.responseSerialized(outgoing, bytes: 1100)
             _ = m.roomDecided(waiting ? .wait(evict: []) : .write, for: outgoing)
             if !waiting { _ = m.writeProgressed(bytes: 300, now: clock.now) }
             let actions: Machine.Actions
@@ -122,9 +117,7 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
     @Test func aRefusalWhoseClientLeavesReleasesNothing() {
         var m = Self.machine()
         let outgoing = answer(&m)
-        _ = m.responseSerialized(outgoing, bytes: 1100)
-        let noRoom = m.roomDecided(.refuse, for: outgoing).next.written!
-        _ = m.responseSerialized(noRoom, bytes: 250)
+        _ = m.roomDecided(.refuse, for: outgoing)
         let gone = m.peerClosed()
         #expect(gone.room == nil && gone.next.closed == true)
     }
@@ -134,10 +127,10 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
         var m = Self.machine()
         _ = m.start(now: clock.now)
         let head = "POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
-        let interim = try #require(m.bytesReceived(bytes(head), now: clock.now).next.written)
+        let asked = m.bytesReceived(bytes(head), now: clock.now)
+        let interim = try #require(asked.next.written)
         #expect(interim.isInterim && m.room == .none)
-        let serialized = m.responseSerialized(interim, bytes: 25)
-        #expect(serialized.next.isSend && serialized.record == nil)
+        #expect(asked.next.reservesRoom == false, "sent at once, not charged")
         #expect(m.writeProgressed(bytes: 10, now: clock.now).room == nil)
         let done = m.writeCompleted(now: clock.now)
         #expect(done.room == nil && !done.requestFinished)
@@ -152,7 +145,8 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
         clock.advance(by: .seconds(10))
         let timeout = try #require(m.timerFired(now: clock.now).next.written)
         #expect(timeout.response.status == 408)
-        #expect(m.responseSerialized(timeout, bytes: 300).next.reservedBytes == 300)
+        #expect(m.timerFired(now: clock.now).next.isNone)
+        #expect(m.room == .unreserved, "waits for the ledger's answer like any response")
         #expect(m.roomDecided(.write, for: timeout).record?.method == "-")
         let done = m.writeCompleted(now: clock.now)
         #expect(done.room == .release && done.next.closed == false)

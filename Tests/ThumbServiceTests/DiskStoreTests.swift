@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbTestSupport
 @testable import ThumbService
+import ThumbTestSupport
 
 @Suite struct DiskStoreTests {
     private let root: String
@@ -72,13 +73,14 @@ import ThumbTestSupport
         defer { try? FileManager.default.removeItem(atPath: root) }
         let data = [UInt8](repeating: 2, count: 1000)
         let probe = StoredFile.encode(metadata("http://h/0", data)).count + data.count
+        // Recency is the files' modification time, set from the store's clock.
+        let calendar = ManualWallClock()
         do {
-            let store = try DiskStore(directory: root, maxBytes: probe * 10)
+            let store = try DiskStore(directory: root, maxBytes: probe * 10, wallClock: calendar)
             for i in 0..<3 {
                 store.store(url: "http://h/\(i)", data: data, metadata: metadata("http://h/\(i)", data))
-                usleep(20_000)
+                calendar.advance(by: .seconds(1))
             }
-            usleep(20_000)
             _ = store.load(url: "http://h/0")
         }
         // An interrupted write leaves a temp file behind.

@@ -1,13 +1,15 @@
 import Foundation
 import Synchronization
+import ThumbClock
 
 /// The disk store of originals (Configuration.md `diskStore`): one file per source URL,
 /// named by the URL's SHA-256 in two levels of shard directories, bounded by an
 /// exact byte limit with least-recently-used eviction.
 ///
 /// The LRU order lives in memory. At start it is rebuilt from a directory scan
-/// ordered by modification time, which the store itself bumps on every hit, so
-/// the order survives restarts without trusting atime (relatime/noatime).
+/// ordered by modification time, which the store itself sets from its wall
+/// clock on every write and hit, so the order survives restarts without
+/// trusting atime (relatime/noatime).
 public final class DiskStore: Sendable {
     /// Figures for `/stats`.
     public struct Statistics: Equatable, Sendable {
@@ -41,13 +43,17 @@ public final class DiskStore: Sendable {
     private let state: Mutex<State>
     /// Told when writes start failing (and working again): the daemon logs it.
     private let report: @Sendable (String) -> Void
+    /// Stamps files with their recency (a calendar time: it is read back
+    /// after a restart).
+    private let wallClock: any WallClock
 
     /// Opens (creating) the store, removes leftovers of interrupted writes, and
     /// rebuilds the LRU order from the files present.
-    public init(directory: String, maxBytes: Int,
+    public init(directory: String, maxBytes: Int, wallClock: any WallClock = SystemWallClock(),
                 report: @escaping @Sendable (String) -> Void = { _ in }) throws(ServiceError) {
         self.directory = directory
         self.report = report
+        self.wallClock = wallClock
         let fm = FileManager.default
         let tmp = directory + "/tmp"
         do {
@@ -96,7 +102,7 @@ public final class DiskStore: Sendable {
             s.hits += 1
             _ = s.lru.get(name)
         }
-        utimensat(AT_FDCWD, path, nil, 0)   // the recency that a restart's scan will read
+        touch(path)
         return stored
     }
 
@@ -128,6 +134,7 @@ public final class DiskStore: Sendable {
             return false
         case .success(let bytes):
             written = bytes
+            touch(final)
             if state.withLock({ s in defer { s.writeFailing = false }; return s.writeFailing }) {
                 report("disk store: writing in \(directory) again")
             }
@@ -171,6 +178,14 @@ public final class DiskStore: Sendable {
             Statistics(entries: s.lru.count, bytes: s.lru.totalCost, limitBytes: s.lru.limit, hits: s.hits,
                        misses: s.misses, evictions: s.evictions, revalidations: s.revalidations)
         }
+    }
+
+    /// Sets `path`'s modification time to now on the store's clock: the
+    /// recency that a restart's scan will read.
+    private func touch(_ path: String) {
+        let (seconds, attoseconds) = wallClock.sinceEpoch().components
+        let now = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        utimensat(AT_FDCWD, path, [now, now], 0)   // access and modification time
     }
 
     static func name(for url: String) -> String { Digest.hex(Digest.sha256(Array(url.utf8))) }
