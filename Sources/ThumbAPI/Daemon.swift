@@ -11,9 +11,15 @@ public final class Daemon: Sendable {
     public let service: ThumbnailService
     public let handler: ServiceHandler
     public let server: HTTPServer
-    /// What the daemon runs with; a reload keeps the restart-only keys of it.
+    /// The daemon's own keys in force (`listen`, `http`, `security`, `log`);
+    /// its `service` part is not kept here: the service holds the one copy.
     private let running: Mutex<DaemonConfiguration>
-    public var configuration: DaemonConfiguration { running.withLock { $0 } }
+    /// What the daemon runs with: its own keys, and the service's configuration.
+    public var configuration: DaemonConfiguration {
+        var c = running.withLock { $0 }
+        c.service = service.config
+        return c
+    }
 
     /// `fetcher`: nil downloads with the real `Fetcher` under the
     /// configuration's origin rules. `accessLog` is called after every
@@ -60,17 +66,16 @@ public final class Daemon: Sendable {
     @discardableResult
     public func reload(_ configuration: DaemonConfiguration) -> [String] {
         var new = configuration
-        let changed = running.withLock { running in
-            let old = running
-            let changed = [("listen", new.listen != old.listen), ("workers", new.service.workers != old.service.workers),
-                           ("diskStore.path", new.service.diskStore.path != old.service.diskStore.path)]
-                .filter(\.1).map(\.0)
-            new.listen = old.listen
-            new.service.workers = old.service.workers
-            new.service.diskStore.path = old.service.diskStore.path
-            running = new
-            return changed
-        }
+        let old = self.configuration
+        let changed = [("listen", new.listen != old.listen), ("workers", new.service.workers != old.service.workers),
+                       ("diskStore.path", new.service.diskStore.path != old.service.diskStore.path)]
+            .filter(\.1).map(\.0)
+        new.listen = old.listen
+        new.service.workers = old.service.workers
+        new.service.diskStore.path = old.service.diskStore.path
+        // Reloads come one at a time (the SIGHUP handler), so reading and
+        // storing need not be one locked step.
+        running.withLock { $0 = new }
         // Before the service's reload, which retires the handler's shortcuts
         // past the signature: none may outlive the old key.
         handler.update(security: new.security)

@@ -1,7 +1,7 @@
 /// Every way a thumbd request can fail, one case per Errors.md error code.
 ///
 /// Every layer below converts its own typed error into one of these cases;
-/// ThumbAPI's `ServiceError+HTTP.swift` is the one place they become HTTP
+/// ThumbAPI's `ErrorResponse.swift` is the one place they become HTTP
 /// (status, code, body, headers, caching). The HTTP layer answers the errors
 /// of a request it cannot read (413, 414, 431, 408, …) itself, before any of
 /// this runs.
