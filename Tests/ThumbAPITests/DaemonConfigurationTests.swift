@@ -1,7 +1,6 @@
 import ThumbFetch
 import Foundation
 import Testing
-import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 

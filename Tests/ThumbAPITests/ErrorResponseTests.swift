@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import ThumbHTTP
-import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
 @testable import ThumbAPI
 @testable import ThumbService

@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
 

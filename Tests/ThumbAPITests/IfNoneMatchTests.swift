@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbAPI
 
 /// `If-None-Match` against a rendition's strong ETag (RFC 9110 §13.1.2: weak

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 import ThumbHTTP
 @testable import ThumbAPI
 @testable import ThumbJSON

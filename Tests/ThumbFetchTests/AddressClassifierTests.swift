@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
 
 /// The SSRF rules as a pure function on literals: no test ever connects to these.

@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
 
 /// A source URL taken apart (API.md § GET /thumbnail `url`, §6): pure parsing, no network.

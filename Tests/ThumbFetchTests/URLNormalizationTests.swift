@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
 
 /// RFC 3986 §6.2.2–6.2.3 normalization of source URLs, and what it buys: one source per spelling.

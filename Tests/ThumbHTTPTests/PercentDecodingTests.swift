@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// Strict percent-decoding of request targets (RFC 3986 §2.1), pure.

@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbHTTP
 
 @Suite struct RequestParserTests {

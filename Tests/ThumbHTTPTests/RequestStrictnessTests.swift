@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbHTTP
 
 /// RFC 9112 strictness of the request head (HTTPServer.md): what a

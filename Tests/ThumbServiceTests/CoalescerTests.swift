@@ -1,7 +1,6 @@
 import Dispatch
 import Synchronization
 import Testing
-import ThumbTestSupport
 @testable import ThumbService
 
 /// Collects what each waiter was handed, in the order it was handed.

@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import Testing
-import ThumbTestSupport
 @testable import ThumbService
 
 /// Configuration.md `diskStore`: a store that cannot be written keeps

@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 @testable import ThumbService
 
 private final class Payload {}

@@ -1,6 +1,5 @@
 import Synchronization
 import Testing
-import ThumbTestSupport
 @testable import ThumbService
 
 /// The render-flight table on its own: waiters, priority and queued job under one lock.

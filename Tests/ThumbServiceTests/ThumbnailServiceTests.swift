@@ -2,7 +2,6 @@ import ThumbFetch
 import Foundation
 import Synchronization
 import Testing
-import ThumbTestSupport
 @testable import ThumbService
 
 /// An origin seam serving one real JPEG from the codec fixtures, slowly enough

@@ -1,5 +1,4 @@
 import Testing
-import ThumbTestSupport
 import ThumbImaging
 @testable import thumbd
 

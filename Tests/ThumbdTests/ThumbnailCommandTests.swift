@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 @testable import thumbd
 
 /// Runs the real `thumbd` binary, as an operator would.
