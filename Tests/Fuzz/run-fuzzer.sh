@@ -18,6 +18,9 @@ swift build --scratch-path .build-fuzz -c debug --product "$PRODUCT" \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DFUZZING \
   -Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld >/dev/null
 BIN=$(swift build --scratch-path .build-fuzz -c debug --show-bin-path)/$PRODUCT
+# The same LeakSanitizer suppressions as the CI test run: leaks inside system
+# libraries, each with its reason (.ci/lsan.supp); a leak in our code still fails.
+export LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 SCRATCH=$(mktemp -d); trap 'rm -rf "$SCRATCH"' EXIT
 NEW=${FUZZ_NEW_CORPUS:-$SCRATCH}
 mkdir -p "$NEW" fuzz-artifacts
