@@ -57,6 +57,7 @@ let package = Package(
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
         .target(name: "FuzzDriver"),
         .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging"]),
+        .executableTarget(name: "FuzzStructure", dependencies: ["FuzzDriver", "ThumbCodec"]),
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["FuzzDriver", "ThumbHTTP"]),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", "ThumbJSON"]),
         .executableTarget(name: "FuzzConfig", dependencies: ["FuzzDriver", "ThumbAPI", "ThumbJSON"]),

@@ -8,6 +8,10 @@ public enum CodecError: Error, Equatable, Sendable {
     case corrupt(String)
     /// The header declares more pixels than allowed; nothing was decoded.
     case tooLarge(width: Int, height: Int)
+    /// The file's structure exceeds a count no real image reaches (segments,
+    /// chunks, items, references, tiles…; SourcesAndLimits.md § Structure
+    /// limits), found by a structure walk before any codec library saw it.
+    case tooComplex(String)
     /// An encoder failed (out of memory, or a bug).
     case encodeFailed(String)
     /// The `RenderDeadline` passed while decoding or encoding; the work was abandoned.

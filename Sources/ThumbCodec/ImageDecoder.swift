@@ -28,6 +28,8 @@ public enum ImageDecoder {
         guard let format = ImageFormat.sniff(data) else {
             throw .unsupportedFormat("not a PNG, JPEG, WebP, GIF, AVIF or HEIC image")
         }
+        // Before any library parses it (StructureWalk).
+        try StructureWalk.check(data, format: format)
         var info = thumbd_image_info()
         var message = [CChar](repeating: 0, count: 256)
         let limit = UInt64(max(0, maxPixels))

@@ -142,6 +142,7 @@ extension ServiceError {
         case .unsupportedFormat(let m): self = .unsupportedFormat(m)
         case .corrupt(let m): self = .corruptImage(m)
         case .tooLarge(let w, let h): self = .imageTooLarge("source is \(w)x\(h) pixels, over maxSourcePixels")
+        case .tooComplex(let m): self = .imageTooLarge(m)
         case .encodeFailed(let m): self = .internalError(m)
         case .deadlineExceeded: self = .renderTimedOut
         }

@@ -4,11 +4,11 @@
 # (-merge=1) into Tests/Fuzz/corpus/<name>/, the figures in OUT/<name>.log.
 # A finding stops that target (its reproducer is in fuzz-artifacts/) and the
 # campaign goes on with the next one.
-# Usage: Tests/Fuzz/campaign.sh MINUTES OUT [name...]   (default: all five targets)
+# Usage: Tests/Fuzz/campaign.sh MINUTES OUT [name...]   (default: all six targets)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 MINUTES=$1 OUT=$2; shift 2
-NAMES=("$@"); [ ${#NAMES[@]} -gt 0 ] || NAMES=(origin config json codec http)
+NAMES=("$@"); [ ${#NAMES[@]} -gt 0 ] || NAMES=(origin config json codec http structure)
 SECONDS_EACH=$(( MINUTES * 60 / ${#NAMES[@]} ))
 mkdir -p "$OUT"
 for name in "${NAMES[@]}"; do

@@ -1,0 +1,25 @@
+import FuzzDriver
+import ThumbCodec
+
+// libFuzzer target over the structure walks (StructureWalk): every input goes
+// through the walk of every format, whatever its magic bytes say, since a walk
+// must refuse or pass any bytes without trapping, reading past the end or
+// taking more than linear time. Built by Tests/Fuzz/fuzz-structure.sh with
+// -sanitize=fuzzer,address and -DFUZZING; in a normal build it replays the
+// files named on the command line.
+
+func fuzzOne(_ data: [UInt8]) {
+    for format in ImageFormat.allCases {
+        _ = try? StructureWalk.check(data, format: format)
+    }
+}
+
+#if FUZZING
+@_cdecl("FuzzStructure_main")
+func fuzzMain(_ argc: CInt, _ argv: FuzzDriver.Argv) -> CInt { FuzzDriver.run(argc, argv, fuzzOne) }
+#else
+@main
+struct Replay {
+    static func main() { FuzzDriver.replay(fuzzOne) }
+}
+#endif

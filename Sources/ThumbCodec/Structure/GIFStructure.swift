@@ -1,0 +1,5 @@
+/// The GIF structure walk (StructureWalk); its limits are named here and in
+/// SourcesAndLimits.md § Structure limits.
+enum GIFStructure {
+    static func walk(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {}
+}
