@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 14's four cheap attacks against a release build, everything on 127.0.0.1:
+# Issue 14's four cheap attacks against a release build, everything on 127.0.0.1 (then
+# issue 19's cases, Tests/Benchmarks/attacks.py, whose header says what each checks):
 #  png-bomb     IHDR 100x100 RGB, IDAT = zlib level 9 over 11.25 GiB of zeros (~11 MB file)
 #  scan-bomb    progressive JPEG, black 7000x7000 grey, its last AC scan repeated 1000 times
 #  slow-readers 30 sockets (SO_RCVBUF 4096), each a distinct 4096x4096 RGBA answer (64 MiB),
@@ -13,7 +14,8 @@
 # are sampled every 0.5 s from /proc; the table shows the peak, the RSS after 10 s idle and the
 # time to answer. Exit status 1 when a peak exceeds memoryCacheBytes + maxDecodeMemoryBytes +
 # 2 x maxPendingResponseBytes (responses being written, and finished ones waiting for room)
-# + 64 MiB (Testing.md § Attacks and storms). It takes about 2 minutes.
+# + 64 MiB (Testing.md § Attacks and storms). It takes about 2 minutes, and attacks.py's
+# cases about 10 more.
 # Usage: [THUMBD_BIN=path] Tests/Benchmarks/attacks.sh   (any directory; without THUMBD_BIN
 #        it builds and runs the release thumbd)
 # From a fresh clone (Debian, Swift 6; installs libjpeg-turbo-progs for cjpeg):
@@ -181,7 +183,13 @@ awk -v t="$(awk -v a="$T0" -v b="$T1" 'BEGIN {print b - a}')" '{n[$1]++; if ($2 
   "$W/app2.codes" > "$W/app2-padded.result"
 stop_daemon app2-padded
 
-python3 - "$W" "$BOUND" "$CACHE" "$DECODE" "$PENDING" <<'PY'
+# Issue 19's cases (attacks.py): default limits, a normal thumbnail timed beside each.
+bash .ci/deps.sh wrk
+set +e
+python3 Tests/Benchmarks/attacks.py "$BIN" "$W" > "$W/attacks-py.table"; PY_STATUS=$?
+set -e
+
+python3 - "$W" "$BOUND" "$CACHE" "$DECODE" "$PENDING" <<'PY' || PY_STATUS=1
 import os, sys
 w, bound, cache, decode, pending = sys.argv[1], *(int(a) >> (20 if i else 0) for i, a in enumerate(sys.argv[2:]))
 print(f"bound: memoryCacheBytes {cache} + maxDecodeMemoryBytes {decode} + 2 x maxPendingResponseBytes {pending}"
@@ -201,3 +209,8 @@ for name in ["png-bomb", "scan-bomb", "slow-readers", "app2-padded"]:
     print(f"| {name} | {answer} | {peak:.0f} | {after:.0f} | {threads} | {'yes' if ok else 'NO'} |")
 sys.exit(1 if broken else 0)
 PY
+echo
+echo "Issue 19's cases (default limits; a normal 256-px thumbnail every second beside each):"
+echo
+cat "$W/attacks-py.table"
+exit "$PY_STATUS"
