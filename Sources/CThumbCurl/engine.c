@@ -10,7 +10,16 @@
  * and the share handle, so later downloads reuse them. At most `limit`
  * transfers run; the rest wait in arrival order (redirect hops of admitted
  * downloads at the front), and one whose deadline passes while waiting is
- * completed as timed out without starting. */
+ * completed as timed out without starting.
+ *
+ * One host gets at most a quarter of the slots (host_limit): an origin that
+ * drips or stalls (every byte but the last, then nothing until the timeout)
+ * could otherwise hold every slot for `origin.timeoutSeconds`, and every
+ * other host's first request would wait behind it (attacks.py's stalled
+ * downloads: a normal thumbnail took 9 s). Browsers cap connections per host
+ * for the same reason. A transfer whose host is at its share waits, and
+ * later ones of other hosts pass it; redirect hops are not held back, since
+ * their download already holds a slot. */
 struct thumb_engine {
     pthread_t thread;
     pthread_mutex_t lock;
@@ -19,6 +28,10 @@ struct thumb_engine {
     /* Under `lock`. */
     thumb_transfer *queue_head, *queue_tail;
     int queued, limit, stopping, running, peak;
+    /* Running transfers per host (by hash of the host name; a collision only
+     * makes two hosts share one share): at most `limit` ≤ 1024 entries. */
+    struct { uint64_t hash; int count; } hosts[1024];
+    int host_entries;
     /* The engine's thread only: transfers added to the multi. */
     thumb_transfer *active;
     thumb_sockets sockets;
@@ -119,6 +132,42 @@ void thumb_engine_stop(thumb_engine *e) {
     if (self) pthread_detach(thread); else pthread_join(thread, NULL);
 }
 
+static uint64_t host_hash(const char *host) {
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)host; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+static int host_limit(const thumb_engine *e) { return e->limit >= 4 ? e->limit / 4 : 1; }
+
+/* Under `lock`. */
+static int host_running(const thumb_engine *e, uint64_t hash) {
+    for (int i = 0; i < e->host_entries; i++) if (e->hosts[i].hash == hash) return e->hosts[i].count;
+    return 0;
+}
+
+/* Under `lock`: one more (+1) or one fewer (-1) running transfer of t's host. */
+static void host_count(thumb_engine *e, const thumb_transfer *t, int delta) {
+    uint64_t hash = host_hash(t->expected_host);
+    for (int i = 0; i < e->host_entries; i++) {
+        if (e->hosts[i].hash != hash) continue;
+        e->hosts[i].count += delta;
+        if (e->hosts[i].count <= 0) e->hosts[i] = e->hosts[--e->host_entries];
+        return;
+    }
+    if (delta > 0 && e->host_entries < (int)(sizeof e->hosts / sizeof e->hosts[0])) {
+        e->hosts[e->host_entries].hash = hash;
+        e->hosts[e->host_entries].count = delta;
+        e->host_entries++;
+    }
+}
+
+/* A slot ended (under `lock`). */
+static void release(thumb_engine *e, const thumb_transfer *t) {
+    e->running--;
+    host_count(e, t, -1);
+}
+
 /* Takes what may start now, and what expired while waiting, off the queue. */
 static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_transfer **expired, int64_t *next_deadline) {
     pthread_mutex_lock(&e->lock);
@@ -132,7 +181,8 @@ static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_tr
             e->queued--;
             continue;
         }
-        if (e->running < e->limit) {
+        if (e->running < e->limit
+            && (t->urgent || host_running(e, host_hash(t->expected_host)) < host_limit(e))) {
             *link = t->next;
             t->next = NULL;
             /* Keep arrival order in the start list. */
@@ -141,6 +191,7 @@ static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_tr
             *end = t;
             e->queued--;
             e->running++;
+            host_count(e, t, +1);
             if (e->running > e->peak) e->peak = e->running;
             continue;
         }
@@ -158,7 +209,7 @@ static void finished(thumb_engine *e, thumb_transfer *t, CURLcode code) {
         if (*link == t) { *link = t->next; break; }
     }
     pthread_mutex_lock(&e->lock);
-    e->running--;
+    release(e, t);
     pthread_mutex_unlock(&e->lock);
     complete(t, code);
 }
@@ -187,12 +238,12 @@ static void *run(void *context) {
             start = t->next;
             if (thumb_transfer_prepare(t, e->share, &e->sockets, now) != 0) {
                 pthread_mutex_lock(&e->lock);
-                e->running--;
+                release(e, t);
                 pthread_mutex_unlock(&e->lock);
                 complete(t, CURLE_URL_MALFORMAT);
             } else if (curl_multi_add_handle(e->multi, t->easy) != CURLM_OK) {
                 pthread_mutex_lock(&e->lock);
-                e->running--;
+                release(e, t);
                 pthread_mutex_unlock(&e->lock);
                 complete(t, CURLE_FAILED_INIT);
             } else {

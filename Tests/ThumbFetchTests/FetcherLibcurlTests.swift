@@ -149,10 +149,46 @@ import ThumbTestSupport
         #expect(order.withLock { $0 } == [0, 1, 2, 3, 4])
         #expect(fetcher.transferCounts.peak == 1)
 
-        fetcher.update(policy: policy { $0.maxConcurrentFetches = 4 })
-        for _ in 0..<12 { fetcher.fetch(origin.url("/slowish.jpg"), conditional: nil) { _ in done.signal() } }
+        // Four hosts (one host gets a quarter of the slots; the next test).
+        let hosts = Fetcher(policy: policy { $0.maxConcurrentFetches = 1 }, classify: AddressClassifier.classify,
+                            resolve: Self.loopbackNames)
+        hosts.update(policy: policy { $0.maxConcurrentFetches = 4 })
+        for i in 0..<12 {
+            hosts.fetch("http://h\(i % 4).test:\(origin.port)/slowish.jpg", conditional: nil) { _ in done.signal() }
+        }
         for _ in 0..<12 { #expect(done.wait(timeout: .now() + 10) == .success) }
-        #expect(fetcher.transferCounts.peak == 4)
+        #expect(hosts.transferCounts.peak == 4)
+    }
+
+    /// Every `*.test` name is 127.0.0.1: distinct hosts for the per-host share.
+    static let loopbackNames: @Sendable (String, UInt16) -> [String] = { host, _ in
+        host.hasSuffix(".test") ? ["127.0.0.1"] : []
+    }
+
+    /// One host gets at most a quarter of `maxConcurrentFetches`: an origin
+    /// that stalls cannot hold every slot, and another host's download passes
+    /// the stalled host's waiting ones (attacks.py's stalled downloads).
+    @Test func oneHostGetsAQuarterOfTheSlots() throws {
+        let origin = try GatedOrigin()
+        defer { origin.stop() }
+        let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 8 }, classify: AddressClassifier.classify,
+                              resolve: Self.loopbackNames)
+        let done = DispatchSemaphore(value: 0)
+        let ok = Mutex(0)
+        let count = { @Sendable (result: Result<FetchResult, FetchError>) in
+            if case .success = result { ok.withLock { $0 += 1 } }
+            done.signal()
+        }
+        for i in 0..<5 { fetcher.fetch("http://stalls.test:\(origin.port)/\(i).jpg", conditional: nil, completion: count) }
+        #expect(eventually { origin.waiting == 2 })
+        #expect(fetcher.transferCounts.queued == 3, "the stalled host holds 2 of 8 slots; 3 wait")
+        fetcher.fetch("http://other.test:\(origin.port)/x.jpg", conditional: nil, completion: count)
+        #expect(eventually { origin.waiting == 3 }, "the other host's download started past the queued ones")
+        #expect(fetcher.transferCounts.queued == 3)
+        origin.open()
+        for _ in 0..<6 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(ok.withLock { $0 } == 6)
+        #expect(fetcher.transferCounts.peak == 3)
     }
 
     /// The deadline counts from when a download is queued: one stuck behind
@@ -176,19 +212,21 @@ import ThumbTestSupport
         #expect(origin.hits("/cat.jpg") == 0)
     }
 
-    /// 200 downloads from slow origins at once run on the engine's one
-    /// thread: the process does not grow a thread per download.
+    /// 200 downloads from slow origins (four hosts, each within its quarter
+    /// of the slots) at once run on the engine's one thread: the process does
+    /// not grow a thread per download.
     @Test func twoHundredSlowOriginsDoNotGrowTheThreadCount() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 256 })
+        let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 256 }, classify: AddressClassifier.classify,
+                              resolve: Self.loopbackNames)
         _ = try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil)   // engine thread and origin warmed up
         let before = threads()
         let ok = Mutex(0)
         let done = DispatchSemaphore(value: 0)
         let count = 200
-        for _ in 0..<count {
-            fetcher.fetch(origin.url("/slow.jpg"), conditional: nil) { result in
+        for i in 0..<count {
+            fetcher.fetch("http://h\(i % 4).test:\(origin.port)/slow.jpg", conditional: nil) { result in
                 if case .success(.fetched(let body, _, _, _, _)) = result, body == TestOrigin.jpeg { ok.withLock { $0 += 1 } }
                 done.signal()
             }
