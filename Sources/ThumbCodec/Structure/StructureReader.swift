@@ -1,3 +1,5 @@
+import Glibc
+
 /// A bounds-checked cursor over a file's bytes for the structure walks:
 /// every read either succeeds inside the buffer or returns nil, so a walk
 /// over hostile bytes cannot read past the end or trap on arithmetic.
@@ -36,6 +38,19 @@ struct StructureReader {
     mutating func skip(_ count: Int) -> Bool {
         guard count >= 0, count <= remaining else { return false }
         offset += count
+        return true
+    }
+
+    /// Moves to the next `byte` at or after the cursor and returns true, or to
+    /// the end and returns false. memchr, because JPEG entropy-coded data is
+    /// most of a file and is searched for markers byte by byte otherwise.
+    mutating func seek(to byte: UInt8) -> Bool {
+        guard remaining > 0, let base = bytes.baseAddress,
+              let found = memchr(base + offset, Int32(byte), remaining) else {
+            offset = bytes.count
+            return false
+        }
+        offset = UnsafeRawPointer(found) - base
         return true
     }
 
