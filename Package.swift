@@ -32,8 +32,9 @@ let package = Package(
         .systemLibrary(name: "CAvif", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
                        providers: [.apt(["liblcms2-dev"])]),
+        // zlib (libpng's own dependency, so always present) for the PNG structure walk's inflate count.
         .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAvif", "CLCMS2"],
-                cSettings: [.unsafeFlags(["-O2"])]),
+                cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
 

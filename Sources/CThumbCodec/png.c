@@ -122,10 +122,18 @@ static int chunks_fit(const uint8_t *data, size_t length) {
 // declares against it before allocating ("exceeds application limits") and
 // never inflates past that length, so a zlib bomb in iCCP costs at most
 // 4 MiB; a rejected profile is only a warning and the image still decodes.
-// Likewise an ancillary chunk over the cap is skipped (its CRC still checked)
-// and compressed text never inflates past it. A bad CRC on any chunk is an
+// Likewise an ancillary chunk over the cap is skipped (its CRC still
+// checked). A bad CRC on any chunk is an
 // error (libpng's default only warns about ancillary ones and drops them).
+//
+// thumbd reads no text, so libpng is told to skip tEXt, zTXt and iTXt as it
+// skips unknown chunks (reading them for the CRC only) instead of inflating
+// and keeping them: a file of zTXt bombs then costs libpng nothing, and what
+// compressed data it still inflates (iCCP) the structure walk has bounded
+// (PNGStructure.swift).
 static void limit_chunks(png_structp png) {
+    static const png_byte text_chunks[] = "tEXt\0zTXt\0iTXt";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, text_chunks, 3);
     png_set_chunk_malloc_max(png, THUMBD_PNG_CHUNK_MAX);
     png_set_chunk_cache_max(png, 256);
     png_set_user_limits(png, THUMBD_MAX_SIDE, THUMBD_MAX_SIDE);

@@ -113,9 +113,10 @@ typedef struct thumbd_png_decoder thumbd_png_decoder;
 /// The data is read up to the last image row and no further (API.md § Output
 /// "Strictness"): every chunk before it must have a good CRC; compressed data
 /// after the last row and the chunks after it are never read or inflated.
-/// Ancillary chunks: each is held in memory only up to THUMBD_PNG_CHUNK_MAX
-/// bytes (larger ones are skipped), decompressed text and iCCP likewise, and at
-/// most 256 ancillary chunks are kept.
+/// Ancillary chunks: text chunks (tEXt, zTXt, iTXt) are skipped unread but for
+/// their CRC; any other is held in memory only up to THUMBD_PNG_CHUNK_MAX bytes
+/// (larger ones are skipped), a decompressed iCCP likewise, and at most 256
+/// ancillary chunks are kept.
 thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, thumbd_deadline deadline, uint32_t *out_width, uint32_t *out_height,
                                     int *status, char *message, size_t message_size);
 int thumbd_png_read(thumbd_png_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
@@ -129,6 +130,14 @@ void thumbd_png_color(const thumbd_png_decoder *decoder, const void **profile, s
 /// Encodes RGBA8 pixels as 8-bit RGB (has_alpha 0) or RGBA PNG.
 int thumbd_png_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, thumbd_deadline deadline,
                       void **out, size_t *out_length, char *message, size_t message_size);
+
+// MARK: zlib (structure walks)
+
+/// Bytes the zlib stream in `data` inflates to, counted through a small
+/// scratch buffer (nothing is kept); counting stops once it passes `limit`
+/// (the result is then over `limit`) and at bad or truncated data (the
+/// result is what inflated before it).
+size_t thumbd_inflated_length(const void *data, size_t length, size_t limit);
 
 // MARK: Colour profiles (Little CMS 2)
 
