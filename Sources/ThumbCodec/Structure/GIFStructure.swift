@@ -1,5 +1,66 @@
 /// The GIF structure walk (StructureWalk); its limits are named here and in
 /// SourcesAndLimits.md § Structure limits.
+///
+/// Header, logical screen descriptor and global colour table, then the
+/// blocks in order up to the trailer: image descriptors (with a local colour
+/// table, then LZW data in sub-blocks) and extensions (sub-blocks). Only
+/// counts are refused: a truncated file, a missing trailer or an unknown
+/// block is giflib's to judge for the first frame, and nothing after the
+/// first frame is read today, so refusing it would turn away GIFs that
+/// decode (many real ones end without a trailer or with junk).
+///
+/// The limits are about structures that cost without bound, not about
+/// animation policy (`limits.maxAnimationFrames`, far below them, says how
+/// many frames a render may use).
 enum GIFStructure {
-    static func walk(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {}
+    /// Image descriptors (frames). giflib keeps a `SavedImage` record, and a
+    /// copy of the local colour table, for every descriptor it reads until
+    /// the file is closed (`DGifGetImageDesc`), so a reader of frames grows
+    /// with their count. Real animations have up to a few thousand frames;
+    /// 100 000 is over an hour at 25 frames a second.
+    static let maxFrames = 100_000
+
+    /// Extension blocks (graphic control, comment, application, plain text).
+    /// giflib reads each one before the first frame in its probe and in its
+    /// decode (`walk_to_image` in gif.c); real files have one graphic control
+    /// extension per frame plus a few others.
+    static let maxExtensions = 2 * maxFrames
+
+    static func walk(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {
+        var reader = StructureReader(bytes)
+        guard let header = reader.sub(6),
+              Array(header.bytes) == Array("GIF87a".utf8) || Array(header.bytes) == Array("GIF89a".utf8),
+              reader.skip(4), let screenFlags = reader.u8(), reader.skip(2),
+              skipColorTable(flags: screenFlags, &reader) else { return }
+        var frames = 0, extensions = 0
+        while let introducer = reader.u8() {
+            switch introducer {
+            case 0x2C:   // image descriptor: left, top, width, height, flags; table; LZW minimum code size; data
+                frames += 1
+                if frames > maxFrames { throw .tooComplex("GIF has more than \(maxFrames) frames") }
+                guard reader.skip(8), let flags = reader.u8(), skipColorTable(flags: flags, &reader),
+                      reader.skip(1), skipSubBlocks(&reader) else { return }
+            case 0x21:   // extension: label, sub-blocks
+                extensions += 1
+                if extensions > maxExtensions { throw .tooComplex("GIF has more than \(maxExtensions) extension blocks") }
+                guard reader.skip(1), skipSubBlocks(&reader) else { return }
+            default:
+                return   // the trailer (0x3B), or a byte giflib refuses if it ever reads this far
+            }
+        }
+    }
+
+    /// The colour table a descriptor's flags announce (3·2^(n+1) bytes), if any.
+    private static func skipColorTable(flags: UInt8, _ reader: inout StructureReader) -> Bool {
+        flags & 0x80 == 0 || reader.skip(3 << (Int(flags & 7) + 1))
+    }
+
+    /// Data sub-blocks up to the empty one that ends them; false at the end of the data.
+    private static func skipSubBlocks(_ reader: inout StructureReader) -> Bool {
+        while let size = reader.u8() {
+            if size == 0 { return true }
+            guard reader.skip(Int(size)) else { return false }
+        }
+        return false
+    }
 }
