@@ -135,6 +135,18 @@ int thumbd_webp_probe(const void *data, size_t length, uint64_t max_pixels, thum
 
 static void release_pixels(thumbd_decoder *d) { free(d->state); }
 
+// A lossless frame whose header says it has no alpha (the VP8L header's
+// alpha_is_used bit, which WebPGetFeatures reports over a VP8X flag) is
+// opaque: libwebp's VP8L decoder still writes the alpha values the pixels
+// were coded with (libwebp-test-data's bad_palette_index.webp has 0 in a
+// quarter of them), while dwebp, browsers and Pillow read such a file as RGB.
+static void make_opaque(uint8_t *rgba, size_t stride, uint32_t width, uint32_t height) {
+    for (uint32_t y = 0; y < height; y++) {
+        uint8_t *alpha = rgba + (size_t)y * stride + 3;
+        for (uint32_t x = 0; x < width; x++) alpha[(size_t)x * 4] = 255;
+    }
+}
+
 thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size) {
@@ -183,6 +195,8 @@ thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
     config.output.u.RGBA.stride = (int)stride;
     config.output.u.RGBA.size = stride * (frame_height - 1) + (size_t)frame_width * 4;
     *status = webp_status(WebPDecode(frame.fragment.bytes, frame.fragment.size, &config), message, message_size);
+    if (*status == THUMBD_OK && !config.input.has_alpha && config.input.format == 2)
+        make_opaque(canvas + offset, stride, frame_width, frame_height);
     if (*status == THUMBD_OK && !copy_profile(demux, d)) {
         *status = THUMBD_NO_MEMORY;
         thumbd_set_message(message, message_size, "out of memory for the WebP colour profile");

@@ -29,10 +29,29 @@ import ThumbImaging
     }
 
     @Test func theReferenceSetCoversEveryFormatAndVariant() {
-        #expect(Self.stills.count == 26)
+        #expect(Self.stills.count == 27)
         for suffix in [".webp", ".gif", ".avif", ".heic"] {
             #expect(Self.stills.contains { $0.hasSuffix(suffix) }, "\(suffix)")
         }
+    }
+
+    /// Issue 19 item 11: a lossless WebP whose VP8L header says it has no
+    /// alpha is opaque, whatever alpha its pixels were coded with (a quarter
+    /// of bad_palette_index.webp's are 0), as dwebp, Pillow and browsers show
+    /// it; at full size and through libwebp's scaler alike.
+    @Test func aLosslessWebPWhoseHeaderSaysNoAlphaIsOpaque() throws {
+        let data = Fixtures.bytes("formats/bad_palette_index.webp")
+        let header = try ImageDecoder.probe(data, maxPixels: 1 << 20)
+        #expect(header.isLossless && !header.hasAlpha)
+        let (bitmap, _) = try ImageDecoder.decodeBitmap(data, maxPixels: 1 << 20)
+        let opaque = bitmap.isOpaque   // (not the bitmap itself in a failure message)
+        #expect(opaque)
+        let psnr = try FormatReference.named("bad_palette_index.webp").psnr(of: bitmap)
+        #expect(psnr == .infinity)
+        var sink = BitmapSink()
+        let info = try ImageDecoder.decode(data, header: header, minimumDisplayedSize: (32, 32), into: &sink)
+        let scaledOpaque = try #require(sink.bitmap()).isOpaque
+        #expect(info.scaleNumerator == 2 && info.width == 32 && scaledOpaque)
     }
 
     /// Shrink on load: the smallest M/8 that still covers the displayed size,
