@@ -8,7 +8,8 @@ into OUTDIR, for Tests/Benchmarks/attacks.sh and by hand:
   app2-segments.jpg   the same with APP2, which thumbd's decode saves (ICC profiles)
   app1-segments-1mb.jpg  250 000 empty APP1 segments (1 MB): ~1 min before the walk
   ztxt-bomb.png       a 1x1 PNG with 256 zTXt chunks of ~4 KB that each inflate to
-                      4 MB of zeros (1 MB file, 1 GiB of text libpng used to hold)
+                      4 MB of "A" (1 MB file, 1 GiB of text libpng used to hold; not
+                      zeros: libpng keeps text up to its first NUL)
   gif-frames.gif      a 1x1 GIF with 150 000 one-pixel frames (over the walk's 100 000)
 
 The structure walks (SourcesAndLimits.md § Structure limits) refuse each with 422
@@ -42,7 +43,7 @@ def png_chunk(kind, data):
 
 
 def ztxt_bomb():
-    text = png_chunk(b"zTXt", b"Comment\0\0" + zlib.compress(bytes(4_000_000), 9))
+    text = png_chunk(b"zTXt", b"Comment\0\0" + zlib.compress(b"A" * 4_000_000, 9))
     ihdr = png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
     idat = png_chunk(b"IDAT", zlib.compress(b"\0\0\0\0"))
     return b"\x89PNG\r\n\x1a\n" + ihdr + text * 256 + idat + png_chunk(b"IEND", b"")
