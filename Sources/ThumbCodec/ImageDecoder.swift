@@ -28,8 +28,11 @@ public enum ImageDecoder {
         guard let format = ImageFormat.sniff(data) else {
             throw .unsupportedFormat("not a PNG, JPEG, WebP, GIF, AVIF or HEIC image")
         }
-        // Before any library parses it (StructureWalk).
-        try StructureWalk.check(data, format: format)
+        // Before any library parses it (StructureWalk). For AVIF and HEIC the
+        // walk also says which library decodes the file: libheif only when
+        // every image it would decode is HEVC.
+        let isobmff = try StructureWalk.walk(data, format: format)
+        let libheif = isobmff?.usesLibheif ?? false
         var info = thumbd_image_info()
         var message = [CChar](repeating: 0, count: 256)
         let limit = UInt64(max(0, maxPixels))
@@ -39,13 +42,14 @@ public enum ImageDecoder {
             case .png: thumbd_png_probe(bytes.baseAddress, bytes.count, &info, &message, message.count)
             case .webp: thumbd_webp_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             case .gif: thumbd_gif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
-            case .avif: thumbd_avif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
-            case .heic: thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+            case .avif, .heic:
+                libheif ? thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+                        : thumbd_avif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             }
         }
         if status == Int32(THUMBD_TOO_LARGE) { throw .tooLarge(width: Int(info.width), height: Int(info.height)) }
         try check(status, message)
-        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels)
+        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels, isobmff: isobmff)
         guard header.width > 0, header.height > 0 else { throw .corrupt("image has no pixels") }
         guard header.width.multipliedReportingOverflow(by: header.height).partialValue <= maxPixels,
               header.width <= 1 << 20, header.height <= 1 << 20 else {
@@ -103,10 +107,8 @@ public enum ImageDecoder {
             return decoded + (header.isLossless ? pixels * 4 : header.hasAlpha ? pixels : 0)
         case .gif:
             return decoded + (header.isProgressive ? pixels : 0)
-        case .avif:
-            return decoded + avifWorkingBytes(header)
-        case .heic:
-            return decoded + heifWorkingBytes(header)
+        case .avif, .heic:
+            return decoded + (header.isobmff?.usesLibheif == true ? heifWorkingBytes(header) : avifWorkingBytes(header))
         }
     }
 
