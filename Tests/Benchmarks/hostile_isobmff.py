@@ -139,19 +139,21 @@ def make_avif(rows=1, columns=1, tile=64, shared=True, extra_ipma=0):
     return assemble(b"avif", items, properties, associations, references, 1, data)
 
 
-def make_heic(rows, columns, tile=64, one_item=False):
+def make_heic(rows, columns, tile=64, one_item=False, extra_items=0):
     """A rows x columns HEVC grid of tiles declared tile x tile (the frame is
     64x64): every dimg reference naming one tile item (one_item), or that
-    many distinct tile items sharing one frame's bytes."""
+    many distinct tile items sharing one frame's bytes. extra_items adds
+    HEVC items (the same frame) that nothing references."""
     properties = [box(b"hvcC", HVCC), ispe(tile, tile), ispe(tile * columns, tile * rows)]
     count = rows * columns
     tiles = [2] * count if one_item else list(range(2, 2 + count))
     distinct = sorted(set(tiles))
-    items = [(1, b"grid")] + [(t, b"hvc1") for t in distinct]
-    associations = [(1, [3])] + [(t, [0x81, 2]) for t in distinct]
-    data = [(1, grid_payload(rows, columns, tile * columns, tile * rows)), (distinct[0], HEVC_FRAME)]
+    coded = distinct + list(range(distinct[-1] + 1, distinct[-1] + 1 + extra_items))
+    items = [(1, b"grid")] + [(t, b"hvc1") for t in coded]
+    associations = [(1, [3])] + [(t, [0x81, 2]) for t in coded]
+    data = [(1, grid_payload(rows, columns, tile * columns, tile * rows)), (coded[0], HEVC_FRAME)]
     frame = (len(data[0][1]), len(HEVC_FRAME))
-    data += [(t, frame) for t in distinct[1:]]
+    data += [(t, frame) for t in coded[1:]]
     return assemble(b"heic", items, properties, associations, [(b"dimg", 1, tiles)], 1, data)
 
 
