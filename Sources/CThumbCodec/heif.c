@@ -49,7 +49,12 @@ static void size_from_message(const char *text, thumbd_image_info *info) {
 }
 
 // Reads the file's boxes. libheif's error messages live in the context, so
-// they are copied out before it is freed.
+// they are copied out before it is freed. The probe and the decode each read
+// them (no context is kept while a render waits for admission): libheif finds
+// items by linear look-ups, a parse quadratic in the items, but after the
+// structure walk's limits (ISOBMFFLimits: 2 048 items) one costs at most
+// 0.13 s of CPU, and under a millisecond for real files (measured: a 32×32
+// grid with 1 023 more items; 12 s for the 19 881 items of issue 19).
 static struct heif_context *read_context(const void *data, size_t length, uint64_t max_pixels, int *status,
                                          thumbd_image_info *info, char *message, size_t message_size) {
     pthread_once(&heif_once, heif_start);
