@@ -61,6 +61,15 @@ import Testing
         // A real two-tile grid: two decoders more than its planes.
         let small = try ImageDecoder.probe(Fixtures.bytes("formats/photo-grid.avif"), maxPixels: 1 << 22)
         #expect(ImageDecoder.avifWorkingBytes(small) == ImageDecoder.planeBytes(small) * 3 / 2 + 2 * ImageDecoder.avifTileBytes)
+        // An alpha grid's tiles count too, whether its auxC is on the grid or on its tiles.
+        var alpha = W.avif(rows: 2, columns: 2)
+        alpha.properties.append(W.full("auxC", Array("urn:mpeg:mpegB:cicp:systems:auxiliary:alpha".utf8) + [0]))
+        alpha.items += [(6, "grid")] + (7...10).map { (id: UInt32($0), type: "av01") }
+        alpha.associations += [(6, [3])] + (7...10).map { (id: UInt32($0), indices: [1, 0x82, 4]) }
+        alpha.references += [("dimg", 6, [7, 8, 9, 10]), ("auxl", 6, [1])]
+        alpha.data.append((6, W.gridPayload(rows: 2, columns: 2, width: 128, height: 128)))
+        for tile in 7...10 { alpha.shares[UInt32(tile)] = 2 }
+        #expect(try StructureWalk.walk(alpha.bytes(), format: .avif)?.tiles == 8)
         // HEIC: libheif decodes tiles one at a time; nothing per tile.
         let heic = try ImageDecoder.probe(W.heic(rows: 4, columns: 4).bytes(), maxPixels: 50_000_000)
         #expect(heic.isobmff?.usesLibheif == true && heic.isobmff?.tiles == 16)

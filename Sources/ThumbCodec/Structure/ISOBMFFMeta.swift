@@ -94,8 +94,11 @@ struct ISOBMFFMeta {
     private func layout(file: UnsafeRawBufferPointer) -> ISOBMFFLayout {
         guard let primary = items.primary else { return ISOBMFFLayout(coding: nil, tiles: 0) }
         var decoded = [primary]
+        // Its alpha plane: an auxl item whose auxC names alpha, on the item or,
+        // for a grid, on its tiles (writers put it on either).
         for reference in references.all where reference.type == FourCC("auxl") && reference.to.contains(primary) {
-            if properties.isAlpha(reference.from) { decoded.append(reference.from) }
+            let tile = references.targets(FourCC("dimg"), from: reference.from).first
+            if properties.isAlpha(reference.from) || tile.map(properties.isAlpha) == true { decoded.append(reference.from) }
         }
         var codings = Set<FourCC>()
         var tiles = 0
