@@ -11,8 +11,9 @@
 // the AV1 planes are converted to RGBA a band at a time (yuv_bands.c).
 // libavif reports clap/irot/imir without applying them; they are applied
 // as rows are copied out, so the image is upright exactly once and Exif
-// orientation is never read (API.md § Output). An .avif whose primary item
-// is not AV1 goes to libheif, which decoded every .avif before.
+// orientation is never read (API.md § Output). Which files come here, and
+// which go to libheif, the structure walk decides (ISOBMFFLayout): libheif
+// takes only files whose images are all HEVC.
 
 // libavif's own limits; the caller's pixel limit can only tighten them.
 enum { AVIF_SIDE_LIMIT = AVIF_DEFAULT_IMAGE_DIMENSION_LIMIT };
@@ -56,13 +57,11 @@ typedef struct {
 } avif_source;
 
 // Parses the boxes (no AV1 decoding): the primary item, else the first
-// track of an image sequence without one. *not_av1 is set when neither is
-// AV1, for the libheif fallback.
+// track of an image sequence without one.
 static int parse(const void *data, size_t length, uint64_t max_pixels, avif_source *source,
-                 thumbd_image_info *info, int *not_av1, char *message, size_t message_size) {
+                 thumbd_image_info *info, char *message, size_t message_size) {
     memset(source, 0, sizeof *source);
     source->mirror = -1;
-    *not_av1 = 0;
     avifDecoder *decoder = avifDecoderCreate();
     if (!decoder) {
         thumbd_set_message(message, message_size, "out of memory");
@@ -84,16 +83,7 @@ static int parse(const void *data, size_t length, uint64_t max_pixels, avif_sour
         if (tracks == AVIF_RESULT_OK) tracks = avifDecoderParse(decoder);
         if (tracks == AVIF_RESULT_OK || tracks != AVIF_RESULT_NO_AV1_ITEMS_FOUND && tracks != AVIF_RESULT_NO_CONTENT)
             result = tracks;
-        else
-            *not_av1 = 1;
-    } else if (result == AVIF_RESULT_INVALID_IMAGE_GRID) {
-        *not_av1 = 1;   // also what libavif says of a grid of HEVC tiles
     }
-    // libheif is the fallback for HEVC only: every HEVC item carries an hvcC
-    // box. Without one, what libavif refused is a broken AV1 file, and
-    // libheif's own dav1d path leaks its input buffer when dav1d refuses the
-    // data (40 bytes a time, found by the codec fuzzer), so it goes no further.
-    if (*not_av1 && !thumbd_has_hevc(data, length)) *not_av1 = 0;
     int status = avif_status(result, decoder, message, message_size);
     if (status == THUMBD_TOO_LARGE) size_from_message(message, info);
     if (status != THUMBD_OK) return status;
@@ -135,10 +125,9 @@ int thumbd_avif_probe(const void *data, size_t length, uint64_t max_pixels, thum
     info->color_model = THUMBD_OTHER;
     info->orientation = 1;
     avif_source source;
-    int not_av1;
-    int status = parse(data, length, max_pixels, &source, info, &not_av1, message, message_size);
+    int status = parse(data, length, max_pixels, &source, info, message, message_size);
     if (source.decoder) avifDecoderDestroy(source.decoder);
-    return not_av1 ? thumbd_heif_probe(data, length, max_pixels, info, message, message_size) : status;
+    return status;
 }
 
 typedef struct {
@@ -199,13 +188,8 @@ thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_p
     d->release = release_avif;
     thumbd_image_info info = { 0 };
     avif_source source;
-    int not_av1;
-    *status = parse(data, length, max_pixels, &source, &info, &not_av1, message, message_size);
+    *status = parse(data, length, max_pixels, &source, &info, message, message_size);
     s->decoder = source.decoder;
-    if (not_av1) {
-        thumbd_decoder_close(d);
-        return thumbd_heif_open(data, length, max_pixels, out_width, out_height, status, message, message_size);
-    }
     if (*status != THUMBD_OK) return fail(d, status, *status, message, message_size, NULL);
 
     avifImage *image = s->decoder->image;

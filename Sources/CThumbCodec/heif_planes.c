@@ -2,10 +2,6 @@
 #include <string.h>
 #include "heif_planes.h"
 
-int thumbd_has_hevc(const uint8_t *data, size_t length) {
-    return memmem(data, length, "hvcC", 4) != NULL;
-}
-
 // The chroma format the HEVC streams are coded in (hvcC's chroma_format_idc),
 // the largest over every hvcC box: colour items share one, an alpha item is
 // monochrome. Asking libheif for more chroma than the primary image has

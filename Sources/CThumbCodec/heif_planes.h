@@ -7,9 +7,6 @@
 #include <avif/avif.h>
 #include <libheif/heif.h>
 
-/// Whether the file has an HEVC item (every one carries an hvcC box): libheif
-/// decodes those and nothing else, AVIF goes to libavif (heif.c, avif.c).
-int thumbd_has_hevc(const uint8_t *data, size_t length);
 /// The chroma layout to ask libheif for: the coded one, read from the file's hvcC boxes.
 enum heif_chroma thumbd_heif_native_chroma(const uint8_t *data, size_t length);
 /// An avifImage borrowing `image`'s planes (destroying it frees none), or NULL

@@ -16,12 +16,11 @@ enum FormatSession {
                                       &width, &height, &status, &message, message.count)
         case .gif:
             opened = thumbd_gif_open(bytes.baseAddress, bytes.count, &width, &height, &status, &message, message.count)
-        case .avif:
-            opened = thumbd_avif_open(bytes.baseAddress, bytes.count, UInt64(max(0, header.pixelLimit)),
-                                      &width, &height, &status, &message, message.count)
-        case .heic:
-            opened = thumbd_heif_open(bytes.baseAddress, bytes.count, UInt64(max(0, header.pixelLimit)),
-                                      &width, &height, &status, &message, message.count)
+        case .avif, .heic:
+            // The library the probe used (ImageDecoder.probe).
+            let open = header.isobmff?.usesLibheif == true ? thumbd_heif_open : thumbd_avif_open
+            opened = open(bytes.baseAddress, bytes.count, UInt64(max(0, header.pixelLimit)),
+                          &width, &height, &status, &message, message.count)
         case .jpeg, .png:
             preconditionFailure("\(header.format) has its own session")
         }

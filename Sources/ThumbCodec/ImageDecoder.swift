@@ -28,8 +28,11 @@ public enum ImageDecoder {
         guard let format = ImageFormat.sniff(data) else {
             throw .unsupportedFormat("not a PNG, JPEG, WebP, GIF, AVIF or HEIC image")
         }
-        // Before any library parses it (StructureWalk).
-        try StructureWalk.check(data, format: format)
+        // Before any library parses it (StructureWalk). For AVIF and HEIC the
+        // walk also says which library decodes the file: libheif only when
+        // every image it would decode is HEVC.
+        let isobmff = try StructureWalk.walk(data, format: format)
+        let libheif = isobmff?.usesLibheif ?? false
         var info = thumbd_image_info()
         var message = [CChar](repeating: 0, count: 256)
         let limit = UInt64(max(0, maxPixels))
@@ -39,13 +42,14 @@ public enum ImageDecoder {
             case .png: thumbd_png_probe(bytes.baseAddress, bytes.count, &info, &message, message.count)
             case .webp: thumbd_webp_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             case .gif: thumbd_gif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
-            case .avif: thumbd_avif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
-            case .heic: thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+            case .avif, .heic:
+                libheif ? thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+                        : thumbd_avif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
             }
         }
         if status == Int32(THUMBD_TOO_LARGE) { throw .tooLarge(width: Int(info.width), height: Int(info.height)) }
         try check(status, message)
-        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels)
+        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels, isobmff: isobmff)
         guard header.width > 0, header.height > 0 else { throw .corrupt("image has no pixels") }
         guard header.width.multipliedReportingOverflow(by: header.height).partialValue <= maxPixels,
               header.width <= 1 << 20, header.height <= 1 << 20 else {
@@ -103,10 +107,8 @@ public enum ImageDecoder {
             return decoded + (header.isLossless ? pixels * 4 : header.hasAlpha ? pixels : 0)
         case .gif:
             return decoded + (header.isProgressive ? pixels : 0)
-        case .avif:
-            return decoded + avifWorkingBytes(header)
-        case .heic:
-            return decoded + heifWorkingBytes(header)
+        case .avif, .heic:
+            return decoded + (header.isobmff?.usesLibheif == true ? heifWorkingBytes(header) : avifWorkingBytes(header))
         }
     }
 
@@ -124,9 +126,24 @@ public enum ImageDecoder {
     /// 4:4:4 (60), 50 MB a 2×2 4:2:0 grid (60), 48 MB 4:2:0 10-bit (120),
     /// 43 MB 4:2:0 with alpha (80); 6 MB for a 2048×858 4:4:4 one (8; dav1d
     /// adds a few MB per decoder whatever the size).
+    ///
+    /// libavif 0.11 also keeps a dav1d decoder and its picture for every grid
+    /// tile (colour and alpha) until the grid is assembled: `avifTileBytes`
+    /// each, counted from the structure walk's tile count. Measured (peak RSS
+    /// of `thumbd thumbnail --w 256` above that of a 64×64 AVIF) for one
+    /// 2048×1536 4:4:4 8-bit picture, 12 MB as a single image: 25 MB in 12
+    /// tiles of 512 px (32 MB estimated), 39 MB in 48 tiles of 256 px (51),
+    /// 93 MB in 192 of 128 px (123), 331 MB in 768 of 64 px (411): 0.40 MB a
+    /// tile, 0.42 MB at 10 bits, 0.39 MB in 4:2:0, whatever the tile's size
+    /// (dav1d's per-decoder state dominates); 1.75 GB for 4096 tiles of 64 px
+    /// all pointing at one 27-byte frame (the estimate: 2.2 GB).
     static func avifWorkingBytes(_ header: ImageHeader) -> Int {
-        planeBytes(header) * 3 / 2
+        planeBytes(header) * 3 / 2 + (header.isobmff?.tiles ?? 0) * avifTileBytes
     }
+
+    /// A grid tile's dav1d decoder and picture held by libavif, with a margin
+    /// over the 0.40–0.43 MB measured (`avifWorkingBytes`).
+    static let avifTileBytes = 512 << 10
 
     /// libheif decodes the whole image: libde265's planes, libheif's copy of
     /// them, and one more when it turns or mirrors them (irot/imir); they are
@@ -135,6 +152,10 @@ public enum ImageDecoder {
     /// more than 8 bits after a 16-bit one. Measured peaks (RSS above an idle
     /// process) against this estimate: 72 MB for a 12 MP 4:2:0 HEIC (120 MB
     /// estimated), 89 MB for 4:4:4 (120), 5 MB for a 1440×960 4:2:0 grid (12).
+    /// Unlike libavif, libheif 1.15 decodes a grid's tiles one at a time (a
+    /// libde265 decoder each, freed before the next) into its grid image, so
+    /// tiles cost time, not memory: 16 MB for a 2048×2048 grid of 1024 tiles
+    /// (54 estimated), 111 MB for a 4512×4512 one of 19 881 (264).
     static func heifWorkingBytes(_ header: ImageHeader) -> Int {
         3 * planeBytes(header) + (header.bitDepth > 8 ? header.width * header.height * 8 : 0)
     }

@@ -30,9 +30,13 @@ public struct ImageHeader: Sendable, Equatable {
     public let isLossless: Bool
     /// The `maxPixels` the probe was given; the HEIF decoder needs it again.
     let pixelLimit: Int
+    /// AVIF and HEIC: what the structure walk learnt (which library decodes
+    /// the file, its grid tiles); nil for other formats.
+    let isobmff: ISOBMFFLayout?
 
-    init(format: ImageFormat, info: thumbd_image_info, pixelLimit: Int = .max) {
+    init(format: ImageFormat, info: thumbd_image_info, pixelLimit: Int = .max, isobmff: ISOBMFFLayout? = nil) {
         self.format = format
+        self.isobmff = isobmff
         width = Int(info.width)
         height = Int(info.height)
         orientation = Orientation(exifValue: Int(info.orientation))

@@ -193,7 +193,10 @@ class Beside(threading.Thread):
         for i in range(600):
             if self.done.wait(1):
                 return
-            status, seconds, _ = self.d.get(f"/thumbnail?url={quote(f'{self.origin.base}/normal.jpg?beside={i}')}&w=256", 10)
+            # Another host name than the attack's (localhost, not 127.0.0.1): an honest
+            # site beside the attacker's, which gets its own share of the downloads.
+            normal = f"{self.origin.base.replace('127.0.0.1', 'localhost')}/normal.jpg?beside={i}"
+            status, seconds, _ = self.d.get(f"/thumbnail?url={quote(normal)}&w=256", 10)
             self.times.append(seconds)
             self.bad += status != 200
 

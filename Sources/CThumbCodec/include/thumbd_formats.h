@@ -17,11 +17,12 @@ int thumbd_webp_probe(const void *data, size_t length, uint64_t max_pixels, thum
 int thumbd_gif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
                      char *message, size_t message_size);
 /// HEIF primary image: size after irot/imir/clap, alpha, bit depth. Orientation is always 1.
+/// For files whose images are all HEVC (the structure walk decides: ISOBMFFLayout).
 int thumbd_heif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
                       char *message, size_t message_size);
 /// AVIF primary item (else the first frame of an image sequence), parsed by
-/// libavif without decoding AV1: the same answers as thumbd_heif_probe. A
-/// file whose images are not AV1 is handed to thumbd_heif_probe.
+/// libavif without decoding AV1: the same answers as thumbd_heif_probe. For
+/// every AVIF or HEIF file that is not all HEVC.
 int thumbd_avif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
                       char *message, size_t message_size);
 

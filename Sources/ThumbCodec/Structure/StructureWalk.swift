@@ -13,13 +13,27 @@
 /// Each format's walk lives in its own file and owns its named limits.
 public enum StructureWalk {
     public static func check(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) throws(CodecError) {
+        _ = try walk(bytes, format: format)
+    }
+
+    /// The walk, returning what the ISOBMFF walk learnt for the probe (which
+    /// library decodes the file, how many grid tiles); nil for other formats.
+    static func walk(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) throws(CodecError) -> ISOBMFFLayout? {
         switch format {
         case .jpeg: try JPEGStructure.walk(bytes)
         case .png: try PNGStructure.walk(bytes)
         case .gif: try GIFStructure.walk(bytes)
-        case .avif, .heic: try ISOBMFFStructure.walk(bytes, format: format)
-        case .webp: return   // RIFF chunks: libwebp's parsers are linear and keep nothing per chunk
+        case .avif, .heic: return try ISOBMFFStructure.walk(bytes, format: format)
+        case .webp: break   // RIFF chunks: libwebp's parsers are linear and keep nothing per chunk
         }
+        return nil
+    }
+
+    static func walk(_ bytes: [UInt8], format: ImageFormat) throws(CodecError) -> ISOBMFFLayout? {
+        let result: Result<ISOBMFFLayout?, CodecError> = bytes.withUnsafeBytes { buffer in
+            do throws(CodecError) { return .success(try walk(buffer, format: format)) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     public static func check(_ bytes: [UInt8], format: ImageFormat) throws(CodecError) {
