@@ -1,5 +1,3 @@
-import Glibc
-
 /// A source URL's host as a browser reads it (the WHATWG URL standard's host
 /// parser, SourcesAndLimits.md § Hosts): a host whose last label is a
 /// number is an IPv4 address in any of the spellings resolvers take —
