@@ -44,8 +44,10 @@ enum MemoryKey: Hashable, Sendable, HeapFootprint {
         }
     }
 
-    /// The URL: each request parses its own copy, so each entry holds one
-    /// (up to 2 KB, far more than a small rendition's bytes).
+    /// The URL: each request parses its own copy (up to 2 KB, far more than
+    /// a small rendition's bytes). The prepared bitmap and the rendition one
+    /// request makes share that copy and both count it: the cost errs high,
+    /// since either may be evicted first and then holds it alone.
     var heapBytes: Int { url.heapBytes }
 }
 
