@@ -25,6 +25,9 @@ struct AnswerFields: Sendable {
         ok = common
     }
 
+    /// The bytes these fields hold, for the table that keeps them (`HitShortcuts`).
+    var heapBytes: Int { etag.heapBytes + ok.heapBytes + notModified.heapBytes }
+
     /// The answer to a request with these fields: 304 when `ifNoneMatch`
     /// matches, else 200 with the rendition's bytes.
     func response(_ r: Rendition, cache: CacheOutcome, ifNoneMatch: String?) -> HTTPResponse {

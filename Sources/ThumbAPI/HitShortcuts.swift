@@ -8,9 +8,12 @@ import ThumbService
 /// cache still decides every hit; this only skips recomputing what the bytes
 /// of the request already determined.
 ///
-/// Bounded by bytes (a hostile client can send 8 KiB targets); an entry is
-/// dropped at random when full, and all are dropped when the configuration
-/// changes (a key, an allowlist or an allowed size may have changed).
+/// Bounded by bytes, every byte an entry holds counted (a hostile client can
+/// send 8 KiB targets): least recently used spellings go first, in O(1) per
+/// eviction, so endless new spellings cannot slow the hits of known ones
+/// (the table used to search for a victim under its lock). All entries are
+/// dropped when the configuration changes (a key, an allowlist or an
+/// allowed size may have changed).
 final class HitShortcuts: Sendable {
     struct Key: Hashable, Sendable {
         let target: String
@@ -23,51 +26,57 @@ final class HitShortcuts: Sendable {
     }
 
     private struct State {
-        var entries: [Key: Entry] = [:]
-        var bytes = 0
+        var entries: CostLRU<Key, Entry>
         var generation = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     let limitBytes: Int
 
+    /// An entry over 1/64 of the limit is not kept: one spelling must not
+    /// flush many.
     init(limitBytes: Int = 8 << 20) {
         self.limitBytes = limitBytes
+        state = Mutex(State(entries: CostLRU(limit: limitBytes, entryDivisor: 64)))
     }
 
-    /// The entry for `key`, if it was made under `generation`.
+    /// The entry for `key`, if it was made under `generation`; it becomes the most recently used.
     func entry(_ key: Key, generation: Int) -> Entry? {
         state.withLock { s in
             guard s.generation == generation else {
-                s = State(generation: generation)
+                s = State(entries: CostLRU(limit: limitBytes, entryDivisor: 64), generation: generation)
                 return nil
             }
-            return s.entries[key]
+            return s.entries.get(key)
         }
     }
 
     func remember(_ key: Key, _ entry: Entry, generation: Int) {
         let cost = Self.cost(key, entry)
-        guard cost <= limitBytes / 64 else { return }
-        state.withLock { s in
+        // The evicted entries are returned so they are freed after the lock.
+        let evicted = state.withLock { s -> [(Key, Entry)]? in
             if s.generation != generation {
-                guard generation > s.generation else { return }
-                s = State(generation: generation)
+                guard generation > s.generation else { return nil }
+                s = State(entries: CostLRU(limit: limitBytes, entryDivisor: 64), generation: generation)
             }
-            if let old = s.entries.updateValue(entry, forKey: key) { s.bytes -= Self.cost(key, old) }
-            s.bytes += cost
-            while s.bytes > limitBytes, let victim = s.entries.first(where: { $0.key != key }) {
-                s.entries.removeValue(forKey: victim.key)
-                s.bytes -= Self.cost(victim.key, victim.value)
-            }
+            return s.entries.insert(entry, for: key, cost: cost)
         }
+        _ = evicted
     }
 
     var count: Int { state.withLock { $0.entries.count } }
 
-    /// What an entry holds, roughly: its strings and the prepared fields.
-    private static func cost(_ key: Key, _ entry: Entry) -> Int {
-        128 + key.target.utf8.count + (key.accept?.utf8.count ?? 0) + entry.request.sourceURL.utf8.count
-            + (entry.fields.map { $0.ok.count + $0.notModified.count + $0.etag.utf8.count } ?? 0)
+    /// The bytes counted against `limitBytes`.
+    var bytes: Int { state.withLock { $0.entries.totalCost } }
+
+    /// Every byte an entry holds: the spelling's strings, the request's URL,
+    /// the prepared fields, and its slot in the table (measured with
+    /// `CacheFootprintMeasurement`, see `CostLRU.entryOverhead`).
+    static func cost(_ key: Key, _ entry: Entry) -> Int {
+        key.target.heapBytes + (key.accept?.heapBytes ?? 0) + entry.request.sourceURL.heapBytes
+            + (entry.fields?.heapBytes ?? 0) + entryOverhead
     }
+
+    /// The table's own bytes per entry (`CostLRU.entryOverhead`).
+    static var entryOverhead: Int { CostLRU<Key, Entry>.entryOverhead }
 }

@@ -121,7 +121,8 @@ public final class ServiceHandler: Sendable {
     /// full path, which also fills the shortcut.
     private func thumbnail(_ request: HTTPRequest, _ responder: Responder) {
         let generation = service.configurationGeneration
-        let key = HitShortcuts.Key(target: request.target, accept: request.header("Accept"))
+        // Repeated Accept fields are one list (RFC 9110 §5.3), as negotiation reads them.
+        let key = HitShortcuts.Key(target: request.target, accept: request.combinedHeader("Accept"))
         let parsed: ThumbnailRequest
         if let entry = shortcuts.entry(key, generation: generation) {
             if let r = service.cachedRendition(entry.request) {

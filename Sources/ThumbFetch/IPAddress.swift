@@ -22,6 +22,13 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// Parses an IPv6 literal without brackets or zone ("::1", "::ffff:10.0.0.1"); nil otherwise.
+    public init?(v6 text: String) {
+        var a6 = in6_addr()
+        guard inet_pton(AF_INET6, text, &a6) == 1 else { return nil }
+        self = .v6(withUnsafeBytes(of: &a6) { Array($0) })
+    }
+
     public var description: String {
         switch self {
         case .v4(let v):

@@ -4,7 +4,8 @@ import Foundation
 /// host and no credentials (API.md § GET /thumbnail `url`, SourcesAndLimits.md).
 public struct SourceURL: Equatable, Sendable {
     public let scheme: String
-    /// Host name or IP literal, without brackets.
+    /// Host name (lower-cased) or IP address in its canonical text, without
+    /// brackets: `http://127.1/` has host `127.0.0.1` (SourceHost).
     public let host: String
     public let port: UInt16
     /// Path and query as sent on the request line.
@@ -23,23 +24,22 @@ public struct SourceURL: Equatable, Sendable {
         // decodes a punycode host ("xn--bcher-kva" → "bücher"), and reads a
         // port too large for Int as no port at all (so the default one).
         guard let written = Self.authority(of: text), !written.host.isEmpty else { throw .badURL("url has no host") }
-        guard let host = written.host.removingPercentEncoding,
-              host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 }) else {
-            throw .badURL("url host must be ASCII (use punycode)")
-        }
+        // As a browser reads it: 127.1 is 127.0.0.1, which libcurl would
+        // connect to (SourceHost).
+        let host = try SourceHost(parsing: written.host)
         let defaultPort: UInt16 = scheme == "https" ? 443 : 80
         guard let port = written.port.isEmpty ? defaultPort : UInt16(written.port), port > 0 else {
             throw .badURL("url has an invalid port")
         }
         self.scheme = scheme
-        self.host = host.lowercased()
+        self.host = host.text
         self.port = port
         let path = c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath
         target = path + (c.percentEncodedQuery.map { "?" + $0 } ?? "")
         absolute = text
     }
 
-    /// Host (without an IPv6 literal's brackets, still percent-encoded) and
+    /// Host (an IPv6 literal in its brackets, still percent-encoded) and
     /// port text of an absolute URL that URLComponents accepted without user info.
     private static func authority(of text: String) -> (host: Substring, port: Substring)? {
         guard let start = text.range(of: "://")?.upperBound else { return nil }
@@ -52,7 +52,7 @@ public struct SourceURL: Equatable, Sendable {
             guard let close = authority.firstIndex(of: "]") else { return nil }
             let rest = authority[authority.index(after: close)...]
             guard rest.isEmpty || rest.hasPrefix(":") else { return nil }
-            return (authority[authority.index(after: authority.startIndex)..<close], rest.dropFirst())
+            return (authority[...close], rest.dropFirst())
         }
         guard let colon = authority.firstIndex(of: ":") else { return (authority, "") }
         return (authority[..<colon], authority[authority.index(after: colon)...])

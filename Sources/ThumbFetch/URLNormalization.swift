@@ -42,8 +42,23 @@ public enum URLNormalization {
             portText = digits == Substring(defaultPort ?? "") ? "" : ":" + (digits.isEmpty ? "0" : String(digits))
         }
         let path = removeDotSegments(normalizePercentEncoding(rest))
-        return scheme + "://" + userinfo + normalizePercentEncoding(host).lowercased() + portText
-            + (path.isEmpty ? "/" : path) + (query.map(String.init) ?? "")
+        // An IP address in any spelling becomes its canonical text, so
+        // `127.1` and `127.0.0.1` are one source (and the one address the
+        // source rules judge); a host that does not parse stays as written
+        // for `SourceURL` to refuse.
+        let canonicalHost = (try? SourceHost(parsing: host))?.urlForm ?? normalizePercentEncoding(host).lowercased()
+        return assemble([scheme, "://", userinfo, canonicalHost, portText, path.isEmpty ? "/" : path,
+                         query.map(String.init) ?? ""])
+    }
+
+    /// The pieces in one buffer made to measure: caches keep normalized URLs
+    /// and count their bytes, and a chain of `+` can leave a string holding
+    /// up to twice the storage its text needs (each append grows by doubling).
+    private static func assemble(_ pieces: [String]) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pieces.reduce(0) { $0 + $1.utf8.count })
+        for piece in pieces { bytes.append(contentsOf: piece.utf8) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The host of a normalized URL (brackets kept off an IPv6 literal), or nil.

@@ -69,6 +69,20 @@ public struct HTTPRequest: Sendable {
         }
     }
 
+    /// Every value of a header, names compared case-insensitively, joined
+    /// in order with ", ": RFC 9110 §5.3 makes repeated fields of a list
+    /// (`Accept`, `Cache-Control`, …) one list, so `Accept: image/png` then
+    /// `Accept: image/webp` means `image/png, image/webp`. Not for fields
+    /// that are no list (`Set-Cookie`, or a singleton like `Host`). Nil when absent.
+    public func combinedHeader(_ name: String) -> String? {
+        switch fields {
+        case .received(let head): return head.combinedValue(of: name)
+        case .values(let headers, _):
+            let values = headers.filter { HeaderName.equal($0.name, name) }.map(\.value)
+            return values.isEmpty ? nil : values.joined(separator: ", ")
+        }
+    }
+
     /// Whether the connection may carry another request after this one
     /// (HTTP/1.1 unless `Connection: close`; HTTP/1.0 only with `keep-alive`).
     public var keepAlive: Bool {

@@ -27,6 +27,28 @@ struct ReceivedHead: Sendable {
         }
     }
 
+    /// Every value of header `name`, in order, joined with ", " (RFC 9110
+    /// §5.3); nil when absent. One field is decoded as it is, with no join.
+    func combinedValue(of name: String) -> String? {
+        bytes.withUnsafeBufferPointer { p in
+            var first: Range<Int>?
+            var joined: [UInt8] = []
+            Self.forEachField(p, from: fieldsStart) { field, value in
+                guard HeaderName.equal(p, field, name) else { return true }
+                guard let head = first else {
+                    first = value
+                    return true
+                }
+                if joined.isEmpty { joined.append(contentsOf: p[head]) }
+                joined.append(contentsOf: ", ".utf8)
+                joined.append(contentsOf: p[value])
+                return true
+            }
+            guard let first else { return nil }
+            return joined.isEmpty ? String(decoding: p[first], as: UTF8.self) : String(decoding: joined, as: UTF8.self)
+        }
+    }
+
     /// Whether header `name`'s first value satisfies `test`, without decoding it; nil when absent.
     func withValue<R>(of name: String, _ test: (Slice<Bytes>) -> R) -> R? {
         bytes.withUnsafeBufferPointer { p in

@@ -2,7 +2,7 @@
 /// top row first, no row padding (stride = `width * 4`).
 ///
 /// This is the "prepared bitmap" of API.md § Output and the `rgba` output format.
-/// Its cost in a cache is `byteCount` (width·height·4).
+/// Its pixels are `byteCount` (width·height·4) of its cost in a cache.
 public struct Bitmap: Sendable, Equatable {
     /// Pixels per row.
     public let width: Int
@@ -29,7 +29,7 @@ public struct Bitmap: Sendable, Equatable {
     /// Bytes per row.
     public var stride: Int { width * 4 }
 
-    /// Bytes held: the cost of this bitmap in a cache.
+    /// Bytes of pixels (a cache counts its buffer's capacity, and more, as its cost).
     public var byteCount: Int { pixels.count }
 
     /// True when every pixel has alpha 255 (API.md § Output: `auto` picks JPEG then).

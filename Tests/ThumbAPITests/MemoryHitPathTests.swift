@@ -95,4 +95,38 @@ import Testing
         #expect(shortcuts.entry(.init(target: "/thumbnail?1999&\(long)", accept: nil), generation: 1) == nil)
         #expect(shortcuts.count == 0, "a new configuration drops them all")
     }
+
+    /// Endless distinct spellings beyond the table's bound: the bound holds
+    /// with every byte counted, eviction takes the least recently used
+    /// spelling, one per insert, and a spelling being hit survives the churn.
+    /// (The table used to evict whichever entry a search of its dictionary
+    /// found first, under its lock, so a hot spelling went as readily as any.)
+    @Test func churnEvictsTheLeastRecentlyUsedAndKeepsAHotSpelling() throws {
+        let shortcuts = HitShortcuts(limitBytes: 256 << 10)
+        let request = try ThumbnailRequest(query: [("url", "http://localhost/a.jpg"), ("w", "10")],
+                                           config: ServiceConfiguration())
+        let pad = String(repeating: "x", count: 1000)
+        // Equal lengths, so equal costs: one in, one out.
+        func key(_ n: Int) -> HitShortcuts.Key {
+            .init(target: "/thumbnail?\(String(format: "%05d", n))&\(pad)", accept: "image/webp,*/*")
+        }
+        let hot = key(-1)
+        shortcuts.remember(hot, .init(request: request, fields: nil), generation: 0)
+        var full = 0
+        for n in 0..<5000 {
+            #expect(shortcuts.entry(hot, generation: 0) != nil, "the hot spelling survives step \(n)")
+            let before = shortcuts.count
+            shortcuts.remember(key(n), .init(request: request, fields: nil), generation: 0)
+            #expect(shortcuts.bytes <= shortcuts.limitBytes)
+            if full == 0, shortcuts.count == before { full = n }
+            if full > 0 {
+                #expect(shortcuts.count == before, "one in, one out")
+                #expect(shortcuts.entry(key(n - full), generation: 0) == nil, "the oldest cold one went")
+            }
+        }
+        #expect(full > 100, "entries fit before the first eviction: \(full)")
+        let cost = HitShortcuts.cost(key(0), .init(request: request, fields: nil))
+        #expect(cost >= key(0).target.utf8.count + request.sourceURL.utf8.count + HitShortcuts.entryOverhead)
+        #expect(shortcuts.count * cost <= shortcuts.limitBytes + cost)
+    }
 }

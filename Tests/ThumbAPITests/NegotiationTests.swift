@@ -34,6 +34,30 @@ struct NegotiationTests {
         #expect(AcceptNegotiation.choose(from: both, accept: "image/png,image/jpeg") == nil)
     }
 
+    /// RFC 9110 §12.4.2: a weight is `0`…`1` with at most three decimals;
+    /// any other makes its member not acceptable (it used to count as acceptable).
+    @Test(arguments: ["q=abc", "q=", "q=1.5", "q=2", "q=-1", "q=0.0001", "q=1.001", "q=.5", "q=0,5", "q=0x1", "q=1e0",
+                      "q=0.5x", "q=+1", "q=inf", "q=nan"])
+    func aMalformedWeightIsNotAcceptable(_ weight: String) {
+        #expect(AcceptNegotiation.choose(from: [.avif, .webp], accept: "image/avif;\(weight), image/png") == nil,
+                "\(weight)")
+        #expect(AcceptNegotiation.choose(from: [.avif, .webp], accept: "image/avif;\(weight),image/webp") == .webp)
+    }
+
+    @Test(arguments: [("q=1", 1000), ("q=1.", 1000), ("q=1.000", 1000), ("Q=0.5", 500), ("q=0.001", 1), ("q=0", 0),
+                      ("q=0.", 0), ("q=0.10", 100), (" q=0.7 ", 700)])
+    func wellFormedWeights(_ parameter: String, _ thousandths: Int) {
+        let value = parameter.split(separator: "=", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces)
+        #expect(AcceptNegotiation.qvalue(Substring(value)) == thousandths, "\(parameter)")
+        let chosen = AcceptNegotiation.choose(from: [.webp], accept: "image/webp;\(parameter)")
+        #expect(chosen == (thousandths > 0 ? .webp : nil), "\(parameter)")
+    }
+
+    @Test func theFirstWeightCountsLaterQParametersAreExtensions() {
+        #expect(AcceptNegotiation.choose(from: [.webp], accept: "image/webp;q=0.5;q=0") == .webp)
+        #expect(AcceptNegotiation.choose(from: [.webp], accept: "image/webp;q=0;q=1") == nil)
+    }
+
     @Test func autoNegotiatedSharesTheKeyOfTheExplicitFormat() throws {
         let negotiated = try request([("w", "64")], accept: "image/webp")
         let explicit = try request([("w", "64"), ("format", "webp")], accept: "image/webp")
@@ -111,6 +135,29 @@ struct NegotiationTests {
         try withDaemon({ $0.service.output.autoFormats = [] }) { daemon, origin in
             let auto = daemon.get(target(origin, "/cat.jpg"))
             #expect(auto.status == 200 && auto.headers["vary"] == nil)
+        }
+    }
+
+    /// RFC 9110 §5.3: two `Accept` fields are one list. The second used to
+    /// be ignored, so a client listing WebP there got JPEG; and a
+    /// malformed weight used to count as acceptable.
+    @Test func repeatedAcceptFieldsAreOneListAndAMalformedWeightRefuses() throws {
+        try withDaemon { daemon, origin in
+            func exchange(_ fields: [String]) throws -> TestClient.Response {
+                let client = try TestClient(port: daemon.port)
+                defer { close(client.fd) }
+                client.send("GET \(target(origin, "/cat.jpg")) HTTP/1.1\r\nHost: t\r\n"
+                            + fields.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n")
+                return try #require(client.readResponse())
+            }
+            let split = try exchange(["Accept: image/png", "Accept: image/webp"])
+            #expect(split.status == 200 && split.headers["content-type"] == "image/webp" && split.headers["vary"] == "Accept")
+            let again = try exchange(["Accept: image/png", "Accept: image/webp"])
+            #expect(again.headers["x-cache"] == "memory" && again.headers["content-type"] == "image/webp", "the shortcut too")
+            let first = try exchange(["Accept: image/png"])
+            #expect(first.headers["content-type"] == "image/jpeg", "a different list: not the shortcut above")
+            let garbage = try exchange(["Accept: image/webp;q=abc"])
+            #expect(garbage.status == 200 && garbage.headers["content-type"] == "image/jpeg")
         }
     }
 

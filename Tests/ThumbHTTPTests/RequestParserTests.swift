@@ -34,6 +34,20 @@ import Testing
         #expect(r.header("host") == "h" && r.header("X-A") == "v" && r.keepAlive)
     }
 
+    /// RFC 9110 §5.3: repeated fields of a list are one list, in order;
+    /// `header(_:)` still gives the first alone.
+    @Test func repeatedFieldsCombineIntoOneList() throws {
+        let text = "GET /t HTTP/1.1\r\nHost: h\r\nAccept: image/png\r\nX-Other: 1\r\naccept:  image/webp;q=0.9 \r\n"
+            + "ACCEPT: */*\r\n\r\n"
+        let r = try #require(requests(parseAll(text)).first)
+        #expect(r.combinedHeader("Accept") == "image/png, image/webp;q=0.9, */*")
+        #expect(r.header("Accept") == "image/png")
+        #expect(r.combinedHeader("X-Other") == "1" && r.combinedHeader("Missing") == nil)
+        let built = HTTPRequest(method: "GET", target: "/t", path: "/t",
+                                headers: [("Accept", "a"), ("Host", "h"), ("accept", "b")])
+        #expect(built.combinedHeader("ACCEPT") == "a, b" && built.combinedHeader("host") == "h")
+    }
+
     @Test func byteAtATimeEqualsOneShotAndPipeliningKeepsOrder() {
         let text = "GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /c HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
         for chunk in [nil, 1, 3, 7] {

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import ThumbService
 
@@ -71,17 +72,75 @@ import Testing
     }
 }
 
+/// A key that counts the hashing and comparing done with it: the work of
+/// a table operation, without timing anything.
+private struct CountingKey: Hashable {
+    static let operations = Mutex(0)
+    let n: Int
+
+    static func == (a: Self, b: Self) -> Bool {
+        operations.withLock { $0 += 1 }
+        return a.n == b.n
+    }
+
+    func hash(into hasher: inout Hasher) {
+        Self.operations.withLock { $0 += 1 }
+        hasher.combine(n)
+    }
+}
+
+@Suite(.serialized) struct CostLRUComplexityTests {
+    /// Key operations per churn step (a hit on a hot key, then a new key that
+    /// evicts the least recently used) with the table full at `size` entries.
+    private func operationsPerStep(size: Int) -> Double {
+        var lru = CostLRU<CountingKey, Int>(limit: size * 10, entryDivisor: 1)
+        for n in 0..<size { lru.insert(n, for: CountingKey(n: n), cost: 10) }
+        let hot = CountingKey(n: 0)
+        let steps = 5000
+        let before = CountingKey.operations.withLock { $0 }
+        for n in size..<(size + steps) {
+            #expect(lru.get(hot) == 0)
+            let evicted = lru.insert(n, for: CountingKey(n: n), cost: 10) ?? []
+            #expect(evicted.count == 1 && evicted[0].0 != hot)
+        }
+        let after = CountingKey.operations.withLock { $0 }
+        #expect(lru.count == size && lru.totalCost == size * 10)
+        return Double(after - before) / Double(steps)
+    }
+
+    /// Eviction is O(1): a full table of 12 288 entries does about the same
+    /// key work per step as one of 96 (a search for a victim would do 128
+    /// times as much), and the hot key is never the one evicted. Both sizes
+    /// fill their dictionary to the same 3/4, where probing costs the same.
+    @Test func churnCostsTheSameWorkAtAnySize() {
+        let small = operationsPerStep(size: 96)
+        let large = operationsPerStep(size: 12_288)
+        #expect(large < 2 * small && large < 64, "key operations per step: \(small) at 96 entries, \(large) at 12 288")
+    }
+}
+
 @Suite struct MemoryCacheTests {
     @Test func countsInsertionsAndEvictions() {
-        let cache = MemoryCache<String, [UInt8]>(limitBytes: 100)
-        #expect(cache.insert([1], for: "a", cost: 10))
-        #expect(!cache.insert([2], for: "b", cost: 11))
-        for i in 0..<10 { cache.insert([3], for: "k\(i)", cost: 10) }
+        typealias Cache = MemoryCache<String, [UInt8]>
+        let unit = Cache.cost([3], for: "k0")
+        #expect(unit > 1, "an entry costs its buffer and its slot, not just its one byte")
+        let cache = Cache(limitBytes: 10 * unit)
+        #expect(cache.insert([1], for: "a"))
+        #expect(!cache.insert([UInt8](repeating: 2, count: unit), for: "b"), "over a tenth of the limit")
+        for i in 0..<10 { cache.insert([3], for: "k\(i)") }
         let s = cache.statistics
-        #expect(s == .init(entries: 10, bytes: 100, limitBytes: 100, insertions: 11, evictions: 1))
+        #expect(s == .init(entries: 10, bytes: 10 * unit, limitBytes: 10 * unit, insertions: 11, evictions: 1))
         #expect(cache.get("a") == nil && cache.get("k9") == [3])
-        // Shrinking to 50 trims to 50 bytes, and then every entry (10 bytes) is over a tenth of it.
-        cache.setLimit(50)
+        // Shrinking to 5 units trims to 5 entries, and then every entry is over a tenth of the limit.
+        cache.setLimit(5 * unit)
         #expect(cache.statistics.bytes == 0 && cache.statistics.evictions == 11)
+    }
+
+    /// A key's bytes count: a tiny value under a long key is not a tiny entry.
+    @Test func aLongKeyCountsInTheCost() {
+        let key = String(repeating: "k", count: 2000)
+        let cache = MemoryCache<String, [UInt8]>(limitBytes: 1 << 20)
+        #expect(cache.insert([1, 2, 3, 4], for: key))
+        #expect(cache.statistics.bytes >= 2000 + 4 + CostLRU<String, [UInt8]>.entryOverhead)
     }
 }

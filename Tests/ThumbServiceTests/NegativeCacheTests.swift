@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ThumbTestSupport
 @testable import ThumbService
@@ -100,5 +101,39 @@ import ThumbTestSupport
         #expect((1..<1023).allSatisfy { !cache.forget("http://origin.test/old\($0)") })
         #expect(cache.lookup("http://origin.test/old0") == .originError("again"))
         #expect(cache.lookup("http://origin.test/new") == .sourceNotFound)
+    }
+
+    /// SourcesAndLimits.md § Choices: the bound is 16 MiB, every byte of an
+    /// entry counted. 12 000 failing 2 KB URLs under a long TTL (26 MB of
+    /// URLs alone) used to be kept whole (the bound was 100 000 entries);
+    /// now the least recently asked for go, and the count stays near
+    /// 16 MiB / 2.3 KB.
+    @Test func boundedByBytesEveryByteCounted() {
+        let cache = NegativeCache(ttl: .seconds(86_400), clock: ManualClock())
+        let pad = String(repeating: "p", count: 2000)
+        func url(_ n: Int) -> String { "http://origin.test/\(n)/\(pad)" }
+        let host = "origin.test"
+        for n in 0..<12_000 { cache.remember(url(n), .originError("cannot connect to \(host)")) }
+        #expect(cache.bytes <= NegativeCache.defaultLimitBytes)
+        #expect(cache.bytes >= cache.count * (url(0).utf8.count + "cannot connect to origin.test".utf8.count
+                                               + NegativeCache.entryOverhead))
+        #expect(cache.count < 16 << 20 / 2048 && cache.count > 5000, "\(cache.count) remembered")
+        #expect(cache.lookup(url(0)) == nil, "the oldest went")
+        #expect(cache.lookup(url(11_999)) == .originError("cannot connect to origin.test"), "the newest stays")
+    }
+
+    /// Past the bound the least recently asked for go first: a failure
+    /// being asked for survives a storm of new ones.
+    @Test func aFailureBeingAskedForOutlivesNewOnes() {
+        let unit = NegativeCache.cost("http://origin.test/00000", .sourceNotFound)
+        let cache = NegativeCache(ttl: .seconds(3600), clock: ManualClock(), limitBytes: 100 * unit)
+        cache.remember("http://origin.test/hot00", .sourceNotFound)
+        for n in 0..<1000 {
+            #expect(cache.lookup("http://origin.test/hot00") == .sourceNotFound, "step \(n)")
+            cache.remember("http://origin.test/\(String(format: "%05d", n))", .sourceNotFound)
+            #expect(cache.bytes <= 100 * unit && cache.count <= 100)
+        }
+        #expect(cache.count == 100 && cache.lookup("http://origin.test/00899") == nil)
+        #expect(cache.lookup("http://origin.test/00999") == .sourceNotFound)
     }
 }

@@ -88,4 +88,29 @@ import ThumbImaging
         let b = try ThumbnailRequest(query: [("url", "http://cdn.example/a.jpg"), ("w", "10")], config: config)
         #expect(a == b && a.sourceURL == "http://cdn.example/a.jpg")
     }
+
+    /// SourcesAndLimits.md § Hosts: a numeric host is the IPv4 address it
+    /// means, so every spelling of 127.0.0.1 is one source, judged as loopback.
+    @Test func numericHostsAreTheAddressTheyMean() throws {
+        let config = ServiceConfiguration()
+        for spelling in ["http://127.1/a.jpg", "http://2130706433/a.jpg", "http://0x7f.0.0.1/a.jpg", "http://0177.0.0.1/a.jpg"] {
+            let r = try ThumbnailRequest(query: [("url", spelling), ("w", "10")], config: config)
+            #expect(r.sourceURL == "http://127.0.0.1/a.jpg" && r.sourceHost == "127.0.0.1", "\(spelling)")
+        }
+    }
+
+    /// A URL no fetch could use is a 400 when the request is read, before
+    /// any cache or download: brackets around a name, a zone identifier, a
+    /// number that is no address, credentials.
+    @Test(arguments: ["http://[example]/a.jpg", "http://[localhost]:8080/a.jpg", "http://[::1%25lo]/a.jpg",
+                      "http://[fe80::1%25eth0]:80/", "http://1.2.3.256/a.jpg", "http://example.1/a.jpg",
+                      "http://user:pw@cdn.example/a.jpg", "http://cdn.example:99999/a.jpg"])
+    func malformedSourceURLsAre400(_ url: String) {
+        do {
+            _ = try parse([("url", url), ("w", "10")])
+            Issue.record("accepted \(url)")
+        } catch {
+            guard case .badRequest = error else { Issue.record("\(url): \(error), not bad_request"); return }
+        }
+    }
 }

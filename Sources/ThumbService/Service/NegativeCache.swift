@@ -5,39 +5,51 @@ import ThumbClock
 /// Remembers sources that failed for `origin.negativeCacheSeconds` and replays
 /// the same error (SourcesAndLimits.md), so a storm of requests for a broken image does
 /// not reach the origin again. Timeouts are never remembered.
+///
+/// Bounded by bytes, every byte of an entry counted (its URL, its message
+/// and its slot in the table): a hostile client can name endless distinct
+/// failing URLs of 2 KB, and a count bound of 100 000 let them hold 290 MiB
+/// under a long TTL. Past the bound the least recently asked for go first
+/// (forgetting early costs a refetch, nothing worse).
 final class NegativeCache: Sendable {
+    private struct Remembered {
+        let error: ServiceError
+        let expires: AnyClock.Instant
+    }
+
     private struct Table {
-        var entries: [String: (error: ServiceError, expires: AnyClock.Instant)] = [:]
+        var entries: CostLRU<String, Remembered>
+        /// The count at which expired entries are swept out; doubles with the
+        /// table, so sweeping costs O(1) per remembered failure.
         var sweepAt = 1024
     }
 
-    /// A hostile client can name endless distinct failing URLs; past this many
-    /// entries the oldest half is dropped (forgetting early costs a refetch, nothing worse).
-    static let capacity = 100_000
+    /// 16 MiB by default (SourcesAndLimits.md § Choices; no configuration key):
+    /// about 7 000 failures of 2 KB URLs, 50 000 of short ones.
+    static let defaultLimitBytes = 16 << 20
 
-    private let table = Mutex(Table())
+    private let table: Mutex<Table>
     private let ttl: Mutex<Duration>
     private let clock: AnyClock
 
     /// `clock`: monotonic, so a wall clock stepped backwards cannot make a
     /// failure be remembered for longer than its TTL.
-    init<C: Clock>(ttl: Duration, clock: C = ContinuousClock()) where C.Duration == Duration {
+    init<C: Clock>(ttl: Duration, clock: C = ContinuousClock(), limitBytes: Int = NegativeCache.defaultLimitBytes)
+    where C.Duration == Duration {
         self.ttl = Mutex(ttl)
         self.clock = AnyClock(clock)
+        table = Mutex(Table(entries: CostLRU(limit: limitBytes)))
     }
 
     func remember(_ url: String, _ error: ServiceError) {
         let ttl = ttl.withLock { $0 }
         guard error.lifetime != .momentary, ttl > .zero else { return }
         let t = clock.now
+        let cost = Self.cost(url, error)
         table.withLock { table in
-            table.entries[url] = (error, t.advanced(by: ttl))
+            _ = table.entries.insert(Remembered(error: error, expires: t.advanced(by: ttl)), for: url, cost: cost)
             guard table.entries.count >= table.sweepAt else { return }
-            table.entries = table.entries.filter { $0.value.expires > t }
-            if table.entries.count >= Self.capacity {
-                let keep = table.entries.sorted { $0.value.expires > $1.value.expires }.prefix(Self.capacity / 2)
-                table.entries = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
-            }
+            _ = table.entries.removeAll { $1.expires <= t }
             table.sweepAt = max(1024, table.entries.count * 2)
         }
     }
@@ -45,9 +57,9 @@ final class NegativeCache: Sendable {
     func lookup(_ url: String) -> ServiceError? {
         let t = clock.now
         return table.withLock { table in
-            guard let entry = table.entries[url] else { return nil }
+            guard let entry = table.entries.get(url) else { return nil }
             guard entry.expires > t else {
-                table.entries[url] = nil
+                table.entries.remove(url)
                 return nil
             }
             return entry.error
@@ -56,10 +68,38 @@ final class NegativeCache: Sendable {
 
     /// Forgets one source; true when a failure was remembered.
     func forget(_ url: String) -> Bool {
-        table.withLock { $0.entries.removeValue(forKey: url) != nil }
+        table.withLock { $0.entries.remove(url) != nil }
     }
 
     func setTTL(_ ttl: Duration) {
         self.ttl.withLock { $0 = ttl }
+    }
+
+    /// Failures remembered now, expired ones not yet swept included.
+    var count: Int { table.withLock { $0.entries.count } }
+
+    /// The bytes counted against the bound.
+    var bytes: Int { table.withLock { $0.entries.totalCost } }
+
+    /// The URL, the error's message and the entry's slot.
+    static func cost(_ url: String, _ error: ServiceError) -> Int {
+        url.heapBytes + error.heapBytes + entryOverhead
+    }
+
+    /// The table's own bytes per entry (`CostLRU.entryOverhead`).
+    static var entryOverhead: Int { CostLRU<String, Remembered>.entryOverhead }
+}
+
+private extension ServiceError {
+    /// The message string a case carries; the fixed texts are literals, on no heap.
+    var heapBytes: Int {
+        switch self {
+        case .badRequest(let m), .forbiddenSource(let m), .unsupportedFormat(let m), .imageTooLarge(let m),
+             .corruptImage(let m), .internalError(let m), .originError(let m), .originTimeout(let m),
+             .methodNotAllowed(let m):
+            m.heapBytes
+        case .unauthorized, .badSignature, .notFound, .sourceNotFound, .sourceTooLarge, .renderTimedOut, .overloaded:
+            0
+        }
     }
 }

@@ -34,7 +34,7 @@ public struct ThumbnailResult: Sendable {
 
 /// Keys of the one memory cache. Both carry the source URL so a purge or a
 /// changed original can drop every variant of a source.
-enum MemoryKey: Hashable, Sendable {
+enum MemoryKey: Hashable, Sendable, HeapFootprint {
     case prepared(url: String, PreparedVariant)
     case rendition(url: String, ThumbnailVariant)
 
@@ -43,13 +43,28 @@ enum MemoryKey: Hashable, Sendable {
         case .prepared(let url, _), .rendition(let url, _): url
         }
     }
+
+    /// The URL: each request parses its own copy (up to 2 KB, far more than
+    /// a small rendition's bytes). The prepared bitmap and the rendition one
+    /// request makes share that copy and both count it: the cost errs high,
+    /// since either may be evicted first and then holds it alone.
+    var heapBytes: Int { url.heapBytes }
 }
 
-/// Values of the memory cache: a prepared bitmap (cost w·h·4) or an encoded
-/// rendition (cost = its bytes).
-enum MemoryItem: Sendable {
+/// Values of the memory cache: a prepared bitmap or an encoded rendition.
+/// Their cost is every buffer they hold: the pixels (w·h·4) or encoded bytes,
+/// and the strings beside them.
+enum MemoryItem: Sendable, HeapFootprint {
     case prepared(Bitmap, originalSHA256: String)
     case rendition(Rendition)
+
+    var heapBytes: Int {
+        switch self {
+        case .prepared(let bitmap, let sha): bitmap.pixels.heapBytes + sha.heapBytes
+        // contentType is one of `OutputFormat.contentType`'s literals: on no heap.
+        case .rendition(let r): r.bytes.heapBytes + r.etag.heapBytes
+        }
+    }
 }
 
 /// An original ready to decode.

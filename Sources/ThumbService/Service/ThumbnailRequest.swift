@@ -49,6 +49,12 @@ public struct ThumbnailRequest: Hashable, Sendable {
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             throw .badRequest("url must be an absolute http or https URL")
         }
+        // Every spelling of one source is one source (its original, variants, purge).
+        let normalized = URLNormalization.normalize(url) ?? url
+        // What is wrong with the URL itself (a bracketed name, a zone
+        // identifier, credentials, a bad port) is the client's fault, known
+        // before any cache or download is consulted.
+        do throws(FetchError) { _ = try SourceURL(normalized) } catch { throw ServiceError(error) }
 
         var preset: ServiceConfiguration.Preset?
         if let name = values["preset"] {
@@ -111,8 +117,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
         if format == .auto, let negotiated = AcceptNegotiation.choose(from: config.output.autoFormats, accept: accept) {
             format = negotiated
         }
-        // Every spelling of one source is one source (its original, variants, purge).
-        sourceURL = URLNormalization.normalize(url) ?? url
+        sourceURL = normalized
         variant = ThumbnailVariant(prepared: PreparedVariant(width: scaledWidth, height: scaledHeight, fit: fit,
                                                              enlarge: enlarge),
                                    format: format, quality: quality)

@@ -200,7 +200,7 @@ public final class ThumbnailService: Sendable {
                 throw error
             }
             self.memory.insert(.prepared(bitmap, originalSHA256: original.metadata.sha256),
-                               for: .prepared(url: request.sourceURL, request.variant.prepared), cost: bitmap.byteCount)
+                               for: .prepared(url: request.sourceURL, request.variant.prepared))
             return (try self.encode(request, bitmap: bitmap, sha256: original.metadata.sha256, deadline: deadline),
                     original.outcome)
         }
@@ -277,8 +277,7 @@ public final class ThumbnailService: Sendable {
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
                                   width: encoded.width, height: encoded.height,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
-        memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant),
-                      cost: rendition.bytes.count)
+        memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant))
         return rendition
     }
 
