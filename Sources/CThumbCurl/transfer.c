@@ -15,6 +15,9 @@
 
 /* Non-2xx bodies are read (so the connection can be reused) up to this, then dropped. */
 #define THUMB_MAX_SKIPPED 65536
+/* CURLE_TOO_LARGE, which libcurl 8.6 and later return where 7.x said
+ * CURLE_OUT_OF_MEMORY (a buffer reached its maximum); not in older headers. */
+#define THUMB_CURLE_TOO_LARGE 100
 
 static int buffer_append(thumb_buffer *b, const void *bytes, size_t n) {
     if (n > SIZE_MAX - b->length) return -1;
@@ -69,6 +72,8 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     t->deadline_ms = r->deadline_ms;
     t->max_bytes = r->max_bytes;
     t->urgent = r->urgent;
+    t->write = r->write;
+    t->write_context = r->write_context;
     t->check = r->check;
     t->check_context = r->check_context;
     t->done = r->done;
@@ -87,7 +92,6 @@ void thumb_transfer_free(thumb_transfer *t) {
     free(t->expected_host);
     free(t->ca_file);
     free(t->head.bytes);
-    free(t->body.bytes);
     free(t);
 }
 
@@ -227,14 +231,11 @@ static size_t on_header(char *data, size_t size, size_t count, void *context) {
         if (t->status >= 200) {
             t->head_done = 1;
             int success = t->status >= 200 && t->status < 300;
+            /* An announced length only ever refuses: nothing is sized by it
+             * (a lying origin would hold the memory until its deadline). */
             if (success && t->content_length > 0 && (uint64_t)t->content_length > t->max_bytes) {
                 t->result.too_large = 1;
                 return 0;
-            }
-            if (success && t->content_length > 0 && !t->chunked && t->body.capacity == 0) {
-                /* Room for the announced body at once (it is within the limit). */
-                t->body.bytes = malloc((size_t)t->content_length);
-                if (t->body.bytes) t->body.capacity = (size_t)t->content_length;
             }
         }
         return n;
@@ -270,6 +271,17 @@ static size_t on_header(char *data, size_t size, size_t count, void *context) {
 
 /* MARK: - The body */
 
+/* Hands body bytes to the sink; -1 when it says stop. */
+static int deliver(thumb_transfer *t, const unsigned char *p, size_t n) {
+    if (n == 0) return 0;
+    if (t->write && t->write(t->write_context, p, n) != 0) {
+        t->result.sink_failed = 1;
+        return -1;
+    }
+    t->body_length += n;
+    return 0;
+}
+
 enum { CHUNK_SIZE, CHUNK_EXTENSION, CHUNK_SIZE_LF, CHUNK_DATA, CHUNK_DATA_CR, CHUNK_DATA_LF, CHUNK_END };
 
 static int hex(unsigned char c) {
@@ -282,7 +294,8 @@ static int hex(unsigned char c) {
 /* Chunked framing, decoded here rather than by libcurl so that an announced
  * chunk size past the limit stops the download at once (libcurl would wait
  * for the bytes). libcurl still parses the framing too, to find the end of
- * the response; after the last chunk the trailer is libcurl's business. */
+ * the response; after the last chunk the trailer is libcurl's business.
+ * Returns 0, -1 (malformed), -2 (past the limit) or -3 (the sink said stop). */
 static int dechunk(thumb_transfer *t, const unsigned char *p, size_t n) {
     size_t i = 0;
     while (i < n) {
@@ -298,7 +311,7 @@ static int dechunk(thumb_transfer *t, const unsigned char *p, size_t n) {
                 break;
             }
             if (t->chunk_digits == 0) return -1;
-            if (t->chunk_left > t->max_bytes - t->body.length) { t->result.too_large = 1; return -2; }
+            if (t->chunk_left > t->max_bytes - t->body_length) { t->result.too_large = 1; return -2; }
             if (c == ';' || c == ' ' || c == '\t') t->chunk_state = CHUNK_EXTENSION;
             else if (c == '\r') t->chunk_state = CHUNK_SIZE_LF;
             else if (c == '\n') t->chunk_state = t->chunk_left ? CHUNK_DATA : CHUNK_END;
@@ -319,7 +332,7 @@ static int dechunk(thumb_transfer *t, const unsigned char *p, size_t n) {
         case CHUNK_DATA: {
             size_t take = n - i;
             if ((uint64_t)take > t->chunk_left) take = (size_t)t->chunk_left;
-            if (buffer_append(&t->body, p + i, take) != 0) return -1;
+            if (deliver(t, p + i, take) != 0) return -3;
             t->chunk_left -= take;
             i += take;
             if (t->chunk_left == 0) t->chunk_state = CHUNK_DATA_CR;
@@ -359,11 +372,11 @@ static size_t on_body(char *data, size_t size, size_t count, void *context) {
         if (r == -1) t->result.bad_chunk = 1;
         return r == 0 ? n : 0;
     }
-    if (n > t->max_bytes - t->body.length) {
+    if (n > t->max_bytes - t->body_length) {
         t->result.too_large = 1;
         return 0;
     }
-    return buffer_append(&t->body, data, n) == 0 ? n : 0;
+    return deliver(t, (const unsigned char *)data, n) == 0 ? n : 0;
 }
 
 /* libcurl reads a response head line by line with no cap of ours (up to
@@ -482,10 +495,13 @@ void thumb_transfer_finish(thumb_transfer *t, CURLcode code) {
     r->curl_code = (int)code;
     r->error_kind = kind(code);
     r->status = t->status;
-    r->body = t->body.bytes;
     /* A body cut at the limit is no answer, and how much of it arrived
-     * depends on how the reads fell: hand over none of it. */
-    r->body_length = r->too_large ? 0 : t->body.length;
+     * depends on how the reads fell: count none of it. */
+    r->body_length = r->too_large ? 0 : (size_t)t->body_length;
+    /* libcurl reads a head line into a buffer of at most CURL_MAX_HTTP_HEADER
+     * (100 KiB) and reports a longer one as out of memory (CURLE_TOO_LARGE
+     * from 8.6): before the head is complete, that is what such a code means. */
+    if (!t->head_done && (code == CURLE_OUT_OF_MEMORY || (int)code == THUMB_CURLE_TOO_LARGE)) r->head_line_too_long = 1;
     r->head = (const char *)t->head.bytes;
     r->head_length = t->head.length;
     if (t->easy) {
@@ -493,8 +509,6 @@ void thumb_transfer_finish(thumb_transfer *t, CURLcode code) {
         if (curl_easy_getinfo(t->easy, CURLINFO_CONNECT_TIME_T, &connected) == CURLE_OK && connected > 0) r->connected = 1;
     }
     if (t->status > 0) r->connected = 1;
-    if (0) {
-    }
 }
 
 const char *thumb_curl_strerror(int code) { return curl_easy_strerror((CURLcode)code); }

@@ -30,6 +30,8 @@ typedef struct thumb_transfer {
     int64_t deadline_ms;
     size_t max_bytes;
     int urgent;
+    thumb_body_write write;
+    void *write_context;
     thumb_address_check check;
     void *check_context;
     thumb_done done;
@@ -41,7 +43,10 @@ typedef struct thumb_transfer {
     int content_length_seen;
     int64_t content_length;
     int chunked;
-    thumb_buffer head, body;
+    thumb_buffer head;
+    /* Bytes of the 2xx body handed to `write` so far: the only trace of the
+     * body kept here (it goes straight to the sink). */
+    uint64_t body_length;
     size_t skipped;
     /* Chunked decoding (transfer decoding is ours, so announced sizes are seen). */
     int chunk_state;

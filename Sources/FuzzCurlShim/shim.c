@@ -13,6 +13,17 @@
 #include "fuzz_curl_shim.h"
 
 static thumb_transfer *slots[2];
+/* What the body sink received, per slot: the shim itself keeps no body. */
+static thumb_buffer bodies[2];
+
+static int collect(void *context, const unsigned char *bytes, size_t length) {
+    return buffer_append(context, bytes, length) == 0 ? 0 : 1;
+}
+
+const unsigned char *fuzz_origin_body(int slot, size_t *length) {
+    *length = bodies[slot].length;
+    return bodies[slot].bytes;
+}
 
 static const unsigned char *line_end(const unsigned char *p, const unsigned char *end) {
     const unsigned char *lf = memchr(p, '\n', (size_t)(end - p));
@@ -22,8 +33,9 @@ static const unsigned char *line_end(const unsigned char *p, const unsigned char
 const void *fuzz_origin_response(const unsigned char *data, size_t length, size_t max_bytes,
                                  unsigned piece_seed, int slot) {
     thumb_transfer_free(slots[slot]);
+    bodies[slot].length = 0;
     thumb_request request = { .url = "http://origin.test/a.jpg", .expected_host = "origin.test",
-                              .max_bytes = max_bytes };
+                              .max_bytes = max_bytes, .write = collect, .write_context = &bodies[slot] };
     thumb_transfer *t = slots[slot] = thumb_transfer_new(&request);
     if (!t) abort();
     t->fd = CURL_SOCKET_BAD;

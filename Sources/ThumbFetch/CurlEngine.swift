@@ -26,10 +26,12 @@ final class CurlEngine: @unchecked Sendable {
         return (Int(running), Int(queued), Int(peak))
     }
 
-    /// Starts one request; `completion` runs once, on the engine's thread
-    /// (or at once, here, if the request could not be queued).
-    func submit(_ request: OriginRequest, completion: @escaping @Sendable (Result<OriginResponse, FetchError>) -> Void) {
-        let hop = Hop(engine: self, request: request, completion: completion)
+    /// Starts one request whose 2xx body streams into `sink`; `completion`
+    /// runs once, on the engine's thread (or at once, here, if the request
+    /// could not be queued).
+    func submit(_ request: OriginRequest, sink: any BodySink,
+                completion: @escaping @Sendable (Result<OriginResponse, FetchError>) -> Void) {
+        let hop = Hop(engine: self, request: request, sink: sink, completion: completion)
         guard let raw else { return completion(.failure(.origin("the download engine did not start"))) }
         let context = Unmanaged.passRetained(hop).toOpaque()
         let headers = request.headers.map { "\($0.0): \($0.1)" }.joined(separator: "\n")
@@ -50,6 +52,8 @@ final class CurlEngine: @unchecked Sendable {
                             r.deadline_ms = deadline
                             r.max_bytes = request.maxBytes
                             r.urgent = request.urgent ? 1 : 0
+                            r.write = writeBody
+                            r.write_context = context
                             r.check = checkAddress
                             r.check_context = context
                             r.done = transferDone
@@ -102,11 +106,12 @@ package struct OriginRequest: Sendable {
     }
 }
 
-/// An origin's answer before redirects are followed.
+/// An origin's answer before redirects are followed; a 2xx body went to the sink.
 package struct OriginResponse: Sendable {
     package var status: Int
     package var headers: [String: String]   // lower-cased names
-    package var body: [UInt8]
+    /// Bytes of the 2xx body written to the sink (0 for other statuses).
+    package var bodyLength: Int
     /// The last address the checks allowed for this transfer: the one it used.
     package var address: IPAddress? = nil
 }
@@ -116,14 +121,18 @@ package struct OriginResponse: Sendable {
 private final class Hop: @unchecked Sendable {
     let engine: CurlEngine
     let request: OriginRequest
+    let sink: any BodySink
     let completion: @Sendable (Result<OriginResponse, FetchError>) -> Void
     var refused: AddressClass?
     var allowed: IPAddress?
+    /// Why the sink stopped the transfer, if it did.
+    var sinkFailure: BodySinkError?
 
-    init(engine: CurlEngine, request: OriginRequest,
+    init(engine: CurlEngine, request: OriginRequest, sink: any BodySink,
          completion: @escaping @Sendable (Result<OriginResponse, FetchError>) -> Void) {
         self.engine = engine
         self.request = request
+        self.sink = sink
         self.completion = completion
     }
 }
@@ -147,10 +156,25 @@ private let checkAddress: thumb_address_check = { context, family, bytes in
     return 0
 }
 
+/// Called by libcurl (through the C shim) with each piece of a 2xx body: it
+/// goes straight to the sink, and a sink error stops the transfer.
+private let writeBody: thumb_body_write = { context, bytes, count in
+    guard let context, let bytes else { return 1 }
+    let hop = Unmanaged<Hop>.fromOpaque(context).takeUnretainedValue()
+    do throws(BodySinkError) {
+        try hop.sink.write(UnsafeRawBufferPointer(start: bytes, count: count))
+        return 0
+    } catch {
+        hop.sinkFailure = error
+        return 1
+    }
+}
+
 private let transferDone: thumb_done = { context, result in
     guard let context, let result else { return }
     let hop = Unmanaged<Hop>.fromOpaque(context).takeRetainedValue()
-    hop.completion(TransferOutcome.decide(result.pointee, request: hop.request, refused: hop.refused).map {
+    hop.completion(TransferOutcome.decide(result.pointee, request: hop.request, refused: hop.refused,
+                                          sinkFailure: hop.sinkFailure).map {
         var response = $0
         response.address = hop.allowed
         return response

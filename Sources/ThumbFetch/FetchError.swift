@@ -13,4 +13,6 @@ public enum FetchError: Error, Equatable, Sendable {
     case tooLarge(limit: Int)
     /// Connect or the whole download took too long.
     case timeout(String)
+    /// The body could not be kept: its `BodySink` refused it (a full disk).
+    case storage(String)
 }

@@ -11,10 +11,11 @@ public struct Conditional: Sendable, Equatable {
 
 /// What a download produced.
 public enum FetchResult: Sendable, Equatable {
-    /// 2xx with the whole body; `address` is the one the final answer came
-    /// from (kept with the original, so the address rules can be checked
-    /// again on hits without a DNS look-up).
-    case fetched(body: [UInt8], etag: String?, lastModified: String?, finalURL: String, address: IPAddress?)
+    /// 2xx with the whole body, `length` bytes of it written to the fetch's
+    /// `BodySink`; `address` is the one the final answer came from (kept with
+    /// the original, so the address rules can be checked again on hits
+    /// without a DNS look-up).
+    case fetched(length: Int, etag: String?, lastModified: String?, finalURL: String, address: IPAddress?)
     /// 304 to a conditional request: the stored original is still current.
     case notModified(etag: String?, lastModified: String?)
 }

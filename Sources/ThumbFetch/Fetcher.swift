@@ -42,25 +42,30 @@ public final class Fetcher: Sendable {
     public var transferCounts: (running: Int, queued: Int, peak: Int) { engine.counts }
 
     /// Blocking: waits on a semaphore while the engine's thread does the
-    /// work. Never call it from a `fetch(_:conditional:completion:)` completion.
-    public func fetch(_ text: String, conditional: Conditional?) throws(FetchError) -> FetchResult {
-        try awaitCompletion { fetch(text, conditional: conditional, completion: $0) }
+    /// work. Never call it from a `fetch(_:conditional:into:completion:)` completion.
+    public func fetch(_ text: String, conditional: Conditional?, into sink: any BodySink) throws(FetchError) -> FetchResult {
+        try awaitCompletion { fetch(text, conditional: conditional, into: sink, completion: $0) }
     }
 
-    /// Without a thread per download: `completion` runs once, on the
-    /// engine's thread (keep it short, never block there), or on the caller's
-    /// thread when the URL is refused before any transfer.
-    public func fetch(_ text: String, conditional: Conditional?,
+    /// Without a thread per download: the body streams into `sink` as it
+    /// arrives (on the engine's thread); `completion` runs once, after the
+    /// last write, on the engine's thread (keep it short, never block there),
+    /// or on the caller's thread when the URL is refused before any transfer.
+    /// After a failure the sink may hold part of a body: the caller discards it.
+    public func fetch(_ text: String, conditional: Conditional?, into sink: any BodySink,
                       completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
         let policy = currentPolicy.withLock { $0 }
         let deadline = thumb_monotonic_ms() + Int64(policy.totalTimeout * 1000)
         let url: SourceURL
         do throws(FetchError) { url = try SourceURL(text) } catch { return completion(.failure(error)) }
-        hop(url, policy: policy, conditional: conditional, deadline: deadline, redirects: 0, completion: completion)
+        hop(url, policy: policy, conditional: conditional, sink: sink, deadline: deadline, redirects: 0,
+            completion: completion)
     }
 
-    private func hop(_ url: SourceURL, policy: FetchPolicy, conditional: Conditional?, deadline: Int64, redirects: Int,
+    /// Every hop gets the sink; only the final (2xx) answer's body reaches it.
+    private func hop(_ url: SourceURL, policy: FetchPolicy, conditional: Conditional?, sink: any BodySink,
+                     deadline: Int64, redirects: Int,
                      completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         do throws(FetchError) { try policy.checkHost(url) } catch { return completion(.failure(error)) }
         let classify = self.classify
@@ -76,7 +81,7 @@ public final class Fetcher: Sendable {
             maxBytes: policy.maxBytes, caFile: policy.caFile, urgent: redirects > 0,
             classify: { policy.refusal(of: $0, classify: classify) },
             resolve: resolve.map { answer in answer(url.host, url.port).map { "\(url.host):\(url.port):\($0)" } } ?? [])
-        engine.submit(request) { [self] outcome in
+        engine.submit(request, sink: sink) { [self] outcome in
             let response: OriginResponse
             switch outcome {
             case .failure(let error): return completion(.failure(error))
@@ -84,7 +89,7 @@ public final class Fetcher: Sendable {
             }
             switch response.status {
             case 200..<300:
-                completion(.success(.fetched(body: response.body, etag: response.headers["etag"],
+                completion(.success(.fetched(length: response.bodyLength, etag: response.headers["etag"],
                                              lastModified: response.headers["last-modified"], finalURL: url.absolute,
                                              address: response.address)))
             case 304 where conditional != nil && redirects == 0:
@@ -99,8 +104,8 @@ public final class Fetcher: Sendable {
                 }
                 let next: SourceURL
                 do throws(FetchError) { next = try url.resolve(location) } catch { return completion(.failure(error)) }
-                hop(next, policy: policy, conditional: conditional, deadline: deadline, redirects: redirects + 1,
-                    completion: completion)
+                hop(next, policy: policy, conditional: conditional, sink: sink, deadline: deadline,
+                    redirects: redirects + 1, completion: completion)
             case 404, 410:
                 completion(.failure(.notFound))
             default:

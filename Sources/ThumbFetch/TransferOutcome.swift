@@ -1,18 +1,24 @@
 import CThumbCurl
 
-/// Turns what a transfer left behind (flags, head, body) into an answer or
-/// a `FetchError`. Messages name the host, never an address (SourcesAndLimits.md):
+/// Turns what a transfer left behind (flags, head, body length) into an
+/// answer or a `FetchError`. Messages name the host, never an address (SourcesAndLimits.md):
 /// libcurl's own error texts often carry the address, so only its generic
 /// per-code text is used.
 package enum TransferOutcome {
-    package static func decide(_ r: thumb_result, request: OriginRequest, refused: AddressClass?) -> Result<OriginResponse, FetchError> {
+    package static func decide(_ r: thumb_result, request: OriginRequest, refused: AddressClass?,
+                               sinkFailure: BodySinkError? = nil) -> Result<OriginResponse, FetchError> {
         let host = request.url.host
         if r.cancelled != 0 { return .failure(.origin("the download engine stopped")) }
         if r.expired_in_queue != 0 { return .failure(.timeout("origin took longer than origin.timeoutSeconds")) }
         if r.too_large != 0 { return .failure(.tooLarge(limit: request.maxBytes)) }
+        if r.sink_failed != 0 { return .failure(.storage(sinkFailure?.message ?? "the download could not be kept")) }
         if r.bad_length != 0 { return .failure(.origin("origin sent an invalid Content-Length")) }
         if r.bad_chunk != 0 { return .failure(.origin("malformed chunked body")) }
         if r.head_too_large != 0 { return .failure(.origin("origin response head too large")) }
+        if r.head_line_too_long != 0 {
+            // libcurl's own text for it is "Out of memory", which names nothing.
+            return .failure(.origin("origin sent a header line longer than libcurl's limit of 100 KiB (CURL_MAX_HTTP_HEADER)"))
+        }
         if r.curl_code != 0 && r.body_skipped == 0 {
             if r.refused != 0 {
                 let why = refused?.rawValue ?? "not allowed"
@@ -21,11 +27,8 @@ package enum TransferOutcome {
             }
             return .failure(error(r, host: host))
         }
-        var response = OriginResponse(status: r.status, headers: headers(r), body: [])
-        if (200..<300).contains(r.status), let body = r.body {
-            response.body = Array(UnsafeBufferPointer(start: body, count: r.body_length))
-        }
-        return .success(response)
+        let bodyLength = (200..<300).contains(r.status) ? r.body_length : 0
+        return .success(OriginResponse(status: r.status, headers: headers(r), bodyLength: bodyLength))
     }
 
     private static func error(_ r: thumb_result, host: String) -> FetchError {

@@ -16,6 +16,22 @@ public struct PipelineLimits: Sendable, Equatable {
 
 /// What a render will do, known from the header alone.
 public struct RenderPlan: Sendable {
+    /// Bytes a header probe is admitted with (SourcesAndLimits.md § Renders),
+    /// before its plan is known: the original's bytes, read whole; as much
+    /// again for the libraries' copies of them (libjpeg keeps every APP1
+    /// segment it reads, so a JPEG padded with them holds them twice); and
+    /// `probeAllowance` for their parse structures. Never more than `budget`
+    /// (`limits.maxDecodeMemoryBytes`): a probe that needs the whole budget
+    /// runs alone.
+    public static func probeCost(sourceBytes: Int, budget: Int) -> Int {
+        min(budget, sourceBytes.multipliedReportingOverflow(by: 2).partialValue + probeAllowance)
+    }
+
+    /// What the libraries allocate to parse a header besides copies of the
+    /// file (libheif's and libavif's box and item trees, giflib's and libpng's
+    /// state): 8 MiB.
+    public static let probeAllowance = 8 << 20
+
     public let header: ImageHeader
     public let geometry: ThumbnailGeometry
     /// The original's size: its bytes stay in memory for the whole decode.

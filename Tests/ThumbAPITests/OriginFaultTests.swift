@@ -198,7 +198,8 @@ import ThumbHTTP
         let stored = DiskStore.path(dir, DiskStore.name(for: url))
         #expect(files.allSatisfy { dir + "/" + $0 == stored }, "unexpected files: \(files)")
         if !files.isEmpty {
-            #expect(StoredFile.read(stored, expectedURL: url)?.data == RawOrigin.hugePNG, "a stored original is whole")
+            #expect(try StoredFile.open(stored, expectedURL: url).map { try $0.file.read() } == RawOrigin.hugePNG,
+                    "a stored original is whole")
         }
         let s = stats(daemon)
         #expect(s["render"]?["completed"] == 0, "nothing was rendered: \(s)")

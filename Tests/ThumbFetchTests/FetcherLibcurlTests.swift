@@ -32,21 +32,23 @@ import ThumbTestSupport
     @Test func anHTTPSOriginIsTrustedThroughCaFileOnly() throws {
         let origin = try TLSOrigin()
         let trusted = Fetcher(policy: policy { $0.caFile = origin.caFile })
-        guard case .fetched(let body, let etag, _, let final, _) = try trusted.fetch(origin.url("/cat.jpg"), conditional: nil) else {
+        let body = MemorySink()
+        guard case .fetched(_, let etag, _, let final, _) = try trusted.fetch(origin.url("/cat.jpg"), conditional: nil, into: body) else {
             Issue.record("not fetched"); return
         }
-        #expect(body == TestOrigin.jpeg && etag == "\"v1\"" && final == origin.url("/cat.jpg"))
-        #expect(try trusted.fetch(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil))
+        #expect(body.bytes == TestOrigin.jpeg && etag == "\"v1\"" && final == origin.url("/cat.jpg"))
+        #expect(try trusted.fetch(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil), into: MemorySink())
                 == .notModified(etag: "\"v1\"", lastModified: nil))
-        guard case .fetched(let hopped, _, _, let hopFinal, _) = try trusted.fetch(origin.url("/hop/3"), conditional: nil) else {
+        let hopped = MemorySink()
+        guard case .fetched(_, _, _, let hopFinal, _) = try trusted.fetch(origin.url("/hop/3"), conditional: nil, into: hopped) else {
             Issue.record("redirects over https"); return
         }
-        #expect(hopped == TestOrigin.jpeg && hopFinal == origin.url("/cat.jpg"))
-        #expect(throws: FetchError.origin("too many redirects (over 3)")) { try trusted.fetch(origin.url("/hop/4"), conditional: nil) }
+        #expect(hopped.bytes == TestOrigin.jpeg && hopFinal == origin.url("/cat.jpg"))
+        #expect(throws: FetchError.origin("too many redirects (over 3)")) { try trusted.fetch(origin.url("/hop/4"), conditional: nil, into: MemorySink()) }
 
         // The system store does not know the test's CA: the handshake fails, no body is taken.
         do {
-            _ = try Fetcher(policy: policy()).fetch(origin.url("/cat.jpg"), conditional: nil)
+            _ = try Fetcher(policy: policy()).fetch(origin.url("/cat.jpg"), conditional: nil, into: MemorySink())
             Issue.record("an untrusted certificate was accepted")
         } catch {
             guard case .origin(let message) = error else { Issue.record("\(error)"); return }
@@ -57,13 +59,13 @@ import ThumbTestSupport
     @Test func keepAliveConnectionsAreReusedAcrossDownloads() throws {
         let tls = try TLSOrigin()
         let https = Fetcher(policy: policy { $0.caFile = tls.caFile })
-        for _ in 0..<5 { _ = try https.fetch(tls.url("/cat.jpg"), conditional: nil) }
+        for _ in 0..<5 { _ = try https.fetch(tls.url("/cat.jpg"), conditional: nil, into: MemorySink()) }
         #expect(tls.accepts == 1, "https: \(tls.accepts) TLS connections for 5 downloads")
 
         let plain = try TestOrigin()
         defer { plain.stop() }
         let http = Fetcher(policy: policy())
-        for _ in 0..<5 { _ = try http.fetch(plain.url("/cat.jpg"), conditional: nil) }
+        for _ in 0..<5 { _ = try http.fetch(plain.url("/cat.jpg"), conditional: nil, into: MemorySink()) }
         #expect(plain.hits("/cat.jpg") == 5)
         #expect(plain.server.statistics.connectionsAccepted == 1,
                 "http: \(plain.server.statistics.connectionsAccepted) connections for 5 downloads")
@@ -84,12 +86,13 @@ import ThumbTestSupport
                                   guard host == "rebind.test" else { return [] }
                                   return [lookups.withLock { $0 += 1; return $0 } == 1 ? "127.0.0.1" : "127.0.0.2"]
                               })
-        guard case .fetched(let body, _, _, _, _) = try fetcher.fetch(first, conditional: nil) else {
+        let body = MemorySink()
+        guard case .fetched = try fetcher.fetch(first, conditional: nil, into: body) else {
             Issue.record("the public answer was not fetched"); return
         }
-        #expect(body == TestOrigin.jpeg)
+        #expect(body.bytes == TestOrigin.jpeg)
         do {
-            _ = try fetcher.fetch(second, conditional: nil)
+            _ = try fetcher.fetch(second, conditional: nil, into: MemorySink())
             Issue.record("the rebound answer was fetched")
         } catch {
             #expect(error == .forbidden("source host rebind.test resolves to a private address"))
@@ -120,10 +123,10 @@ import ThumbTestSupport
         let origin = try TestOrigin()
         defer { origin.stop() }
         let fetcher = Fetcher(policy: policy())
-        _ = try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil)
+        _ = try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil, into: MemorySink())
         fetcher.update(policy: policy { $0.allowPrivateNetworks = false })
         #expect(throws: FetchError.forbidden("source address 127.0.0.1 is loopback")) {
-            try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil)
+            try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil, into: MemorySink())
         }
         #expect(origin.hits("/cat.jpg") == 1)
     }
@@ -137,7 +140,7 @@ import ThumbTestSupport
         let order = Mutex<[Int]>([])
         let done = DispatchSemaphore(value: 0)
         for i in 0..<5 {
-            fetcher.fetch(origin.url("/slowish.jpg"), conditional: nil) { result in
+            fetcher.fetch(origin.url("/slowish.jpg"), conditional: nil, into: MemorySink()) { result in
                 switch result {
                 case .success: order.withLock { $0.append(i) }
                 case .failure(let error): Issue.record("download \(i): \(error)")
@@ -154,7 +157,7 @@ import ThumbTestSupport
                             resolve: Self.loopbackNames)
         hosts.update(policy: policy { $0.maxConcurrentFetches = 4 })
         for i in 0..<12 {
-            hosts.fetch("http://h\(i % 4).test:\(origin.port)/slowish.jpg", conditional: nil) { _ in done.signal() }
+            hosts.fetch("http://h\(i % 4).test:\(origin.port)/slowish.jpg", conditional: nil, into: MemorySink()) { _ in done.signal() }
         }
         for _ in 0..<12 { #expect(done.wait(timeout: .now() + 10) == .success) }
         #expect(hosts.transferCounts.peak == 4)
@@ -179,10 +182,10 @@ import ThumbTestSupport
             if case .success = result { ok.withLock { $0 += 1 } }
             done.signal()
         }
-        for i in 0..<5 { fetcher.fetch("http://stalls.test:\(origin.port)/\(i).jpg", conditional: nil, completion: count) }
+        for i in 0..<5 { fetcher.fetch("http://stalls.test:\(origin.port)/\(i).jpg", conditional: nil, into: MemorySink(), completion: count) }
         #expect(eventually { origin.waiting == 2 })
         #expect(fetcher.transferCounts.queued == 3, "the stalled host holds 2 of 8 slots; 3 wait")
-        fetcher.fetch("http://other.test:\(origin.port)/x.jpg", conditional: nil, completion: count)
+        fetcher.fetch("http://other.test:\(origin.port)/x.jpg", conditional: nil, into: MemorySink(), completion: count)
         #expect(eventually { origin.waiting == 3 }, "the other host's download started past the queued ones")
         #expect(fetcher.transferCounts.queued == 3)
         origin.open()
@@ -203,7 +206,7 @@ import ThumbTestSupport
         let done = DispatchSemaphore(value: 0)
         for (i, path) in ["/slow.jpg", "/cat.jpg"].enumerated() {
             if i == 1 { fetcher.update(policy: policy { $0.maxConcurrentFetches = 1; $0.totalTimeout = 0.4 }) }
-            fetcher.fetch(origin.url(path), conditional: nil) { r in results.withLock { $0[i] = r }; done.signal() }
+            fetcher.fetch(origin.url(path), conditional: nil, into: MemorySink()) { r in results.withLock { $0[i] = r }; done.signal() }
         }
         for _ in 0..<2 { #expect(done.wait(timeout: .now() + 5) == .success) }
         let r = results.withLock { $0 }
@@ -220,14 +223,15 @@ import ThumbTestSupport
         defer { origin.stop() }
         let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 256 }, classify: AddressClassifier.classify,
                               resolve: Self.loopbackNames)
-        _ = try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil)   // engine thread and origin warmed up
+        _ = try fetcher.fetch(origin.url("/cat.jpg"), conditional: nil, into: MemorySink())   // engine thread and origin warmed up
         let before = threads()
         let ok = Mutex(0)
         let done = DispatchSemaphore(value: 0)
         let count = 200
         for i in 0..<count {
-            fetcher.fetch("http://h\(i % 4).test:\(origin.port)/slow.jpg", conditional: nil) { result in
-                if case .success(.fetched(let body, _, _, _, _)) = result, body == TestOrigin.jpeg { ok.withLock { $0 += 1 } }
+            let body = MemorySink()
+            fetcher.fetch("http://h\(i % 4).test:\(origin.port)/slow.jpg", conditional: nil, into: body) { result in
+                if case .success(.fetched) = result, body.bytes == TestOrigin.jpeg { ok.withLock { $0 += 1 } }
                 done.signal()
             }
         }

@@ -19,11 +19,14 @@ import ThumbTestSupport
     @Test func fetchesBytesWithValidatorsAndAnswers304ToAConditionalRequest() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        guard case .fetched(let body, let etag, let lm, _, _) = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: nil) else {
+        let sink = MemorySink()
+        guard case .fetched(let length, let etag, let lm, _, _) = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: nil, into: sink) else {
             Issue.record("not fetched"); return
         }
-        #expect(body == TestOrigin.jpeg && etag == "\"v1\"" && lm == "Sun, 22 Nov 2026 10:00:00 GMT")
-        let again = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil))
+        #expect(sink.bytes == TestOrigin.jpeg && length == TestOrigin.jpeg.count)
+        #expect(etag == "\"v1\"" && lm == "Sun, 22 Nov 2026 10:00:00 GMT")
+        let again = try fetcher().fetchOriginal(origin.url("/cat.jpg"), conditional: Conditional(etag: "\"v1\"", lastModified: nil),
+                                                into: MemorySink())
         #expect(again == .notModified(etag: "\"v1\"", lastModified: nil))
     }
 
@@ -37,17 +40,18 @@ import ThumbTestSupport
     func originFailuresMapToSpecErrors(_ path: String, _ expected: ServiceError) throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        #expect(throws: expected) { try fetcher().fetchOriginal(origin.url(path), conditional: nil) }
+        #expect(throws: expected) { try fetcher().fetchOriginal(origin.url(path), conditional: nil, into: MemorySink()) }
     }
 
     @Test func redirectsWithinTheLimitAndRelativeOnesAreFollowed() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        guard case .fetched(let body, _, _, let final, _) = try fetcher().fetchOriginal(origin.url("/hop/3"), conditional: nil) else {
+        let sink = MemorySink()
+        guard case .fetched(_, _, _, let final, _) = try fetcher().fetchOriginal(origin.url("/hop/3"), conditional: nil, into: sink) else {
             Issue.record("not fetched"); return
         }
-        #expect(body == TestOrigin.jpeg && final == origin.url("/cat.jpg") && origin.hits("/hop/1") == 1)
-        guard case .fetched = try fetcher().fetchOriginal(origin.url("/relative"), conditional: nil) else { Issue.record("relative"); return }
+        #expect(sink.bytes == TestOrigin.jpeg && final == origin.url("/cat.jpg") && origin.hits("/hop/1") == 1)
+        guard case .fetched = try fetcher().fetchOriginal(origin.url("/relative"), conditional: nil, into: MemorySink()) else { Issue.record("relative"); return }
     }
 
     @Test func aSlowOriginTimesOutNearTheDeadline() throws {
@@ -55,7 +59,7 @@ import ThumbTestSupport
         defer { origin.stop() }
         let start = Date()
         #expect(throws: ServiceError.originTimeout("origin took longer than origin.timeoutSeconds")) {
-            try fetcher().fetchOriginal(origin.url("/slow.jpg"), conditional: nil)
+            try fetcher().fetchOriginal(origin.url("/slow.jpg"), conditional: nil, into: MemorySink())
         }
         #expect(Date().timeIntervalSince(start) < 1.9)   // the origin answers at 2 s
     }
@@ -66,7 +70,7 @@ import ThumbTestSupport
         let port = origin.port
         origin.server.drain(deadline: 0) {}
         usleep(100_000)
-        #expect(throws: ServiceError.self) { try fetcher().fetchOriginal("http://127.0.0.1:\(port)/cat.jpg", conditional: nil) }
+        #expect(throws: ServiceError.self) { try fetcher().fetchOriginal("http://127.0.0.1:\(port)/cat.jpg", conditional: nil, into: MemorySink()) }
     }
 
     @Test func privateAddressesAreRefusedBeforeAnyConnection() throws {
@@ -74,9 +78,9 @@ import ThumbTestSupport
         defer { origin.stop() }
         let strict = fetcher { $0.origin.allowPrivateNetworks = false }
         #expect(throws: ServiceError.forbiddenSource("source address 127.0.0.1 is loopback")) {
-            try strict.fetchOriginal(origin.url("/cat.jpg"), conditional: nil)
+            try strict.fetchOriginal(origin.url("/cat.jpg"), conditional: nil, into: MemorySink())
         }
-        #expect(throws: ServiceError.self) { try strict.fetchOriginal("http://localhost:\(origin.port)/cat.jpg", conditional: nil) }
+        #expect(throws: ServiceError.self) { try strict.fetchOriginal("http://localhost:\(origin.port)/cat.jpg", conditional: nil, into: MemorySink()) }
         #expect(origin.totalHits == 0)
     }
 
@@ -85,11 +89,11 @@ import ThumbTestSupport
         defer { origin.stop() }
         let onlyLoopbackLiteral = fetcher { $0.origin.allowedHosts = ["127.0.0.1"] }
         #expect(throws: ServiceError.forbiddenSource("host localhost is not in origin.allowedHosts")) {
-            try onlyLoopbackLiteral.fetchOriginal(origin.url("/to-localhost"), conditional: nil)
+            try onlyLoopbackLiteral.fetchOriginal(origin.url("/to-localhost"), conditional: nil, into: MemorySink())
         }
         #expect(origin.hits("/to-localhost") == 1 && origin.hits("/cat.jpg") == 0)
         #expect(throws: ServiceError.self) {
-            try fetcher { $0.origin.allowedHosts = ["*.example.com"] }.fetchOriginal(origin.url("/cat.jpg"), conditional: nil)
+            try fetcher { $0.origin.allowedHosts = ["*.example.com"] }.fetchOriginal(origin.url("/cat.jpg"), conditional: nil, into: MemorySink())
         }
     }
 }

@@ -6,22 +6,28 @@
 
 /* Downloads on libcurl, driven by one thread per engine (the multi
  * interface). Swift sees only plain data: requests go in as strings and
- * numbers, results come out as a struct of bytes and flags. The only calls
- * back into Swift are the address check and the completion, both plain C
- * function pointers that must not throw or block. */
+ * numbers, results come out as a struct of flags and the response head. The
+ * only calls back into Swift are the address check, the body sink and the
+ * completion, plain C function pointers that must not throw or block. */
 
 /* Asked before every connection libcurl opens and before every request sent
  * on a reused one. `family` is 4 or 6, `address` 4 or 16 bytes in network
  * order. Returns non-zero to allow. */
 typedef int (*thumb_address_check)(void *context, int family, const unsigned char *address);
 
+/* Takes the next bytes of a 2xx body (de-chunked), in order, on the engine's
+ * thread, as libcurl reads them: the shim keeps no copy of a body, so no
+ * buffer sized by what an origin announces ever exists (SourcesAndLimits.md
+ * "Downloads"). Never called for other statuses. Returns 0 to go on,
+ * non-zero to stop the transfer (`sink_failed`). */
+typedef int (*thumb_body_write)(void *context, const unsigned char *bytes, size_t length);
+
 /* How a transfer ended. Pointers are valid only during the completion call. */
 typedef struct thumb_result {
     int curl_code;              /* CURLcode; 0 when the whole response arrived */
     int error_kind;             /* THUMB_KIND_* for curl_code */
     long status;                /* last status line seen, 0 if none */
-    const unsigned char *body;  /* the 2xx body (de-chunked) */
-    size_t body_length;
+    size_t body_length;         /* bytes of the 2xx body handed to `write`; 0 when too_large */
     const char *head;           /* the final response head: status line and fields, CRLF separated */
     size_t head_length;
     int refused;                /* an address check said no (some address, or a reused connection) */
@@ -29,6 +35,8 @@ typedef struct thumb_result {
     int bad_length;             /* a Content-Length that is not 1*DIGIT, or two that differ */
     int bad_chunk;              /* malformed chunked framing */
     int head_too_large;         /* the response head passed THUMB_MAX_HEAD bytes */
+    int head_line_too_long;     /* libcurl refused a head line over CURL_MAX_HTTP_HEADER (100 KiB) */
+    int sink_failed;            /* `write` said stop (the file could not be written) */
     int body_skipped;           /* a non-2xx body was cut short on purpose: the head is the answer */
     int expired_in_queue;       /* the deadline passed before a slot was free */
     int connected;              /* a connection was established */
@@ -55,6 +63,8 @@ typedef struct thumb_request {
     int64_t deadline_ms;        /* thumb_monotonic_ms() clock */
     size_t max_bytes;
     int urgent;                 /* queue at the front (a redirect of a download already admitted) */
+    thumb_body_write write;     /* NULL: a 2xx body is counted and dropped */
+    void *write_context;
     thumb_address_check check;
     void *check_context;
     thumb_done done;

@@ -14,4 +14,8 @@
 const void *fuzz_origin_response(const unsigned char *data, size_t length, size_t max_bytes,
                                  unsigned piece_seed, int slot);
 
+/* The bytes the transfer's body sink received in the last call with `slot`
+ * (valid until the next one). */
+const unsigned char *fuzz_origin_body(int slot, size_t *length);
+
 #endif

@@ -3,9 +3,10 @@
 /// array, instead of shifting every element on every pop.
 ///
 /// Slots are optional so that a popped element is released at once: render
-/// jobs capture the original's bytes (up to `limits.maxSourceBytes` each), and
-/// a consumed prefix that kept them alive held up to 64 originals outside
-/// every budget (issue 14).
+/// jobs once captured the original's bytes (up to `limits.maxSourceBytes`
+/// each), and a consumed prefix that kept them alive held up to 64 originals
+/// outside every budget (issue 14); they now capture an open file, which a
+/// kept slot would still hold open.
 struct FIFO<Element> {
     private var storage: [Element?] = []
     private var head = 0
@@ -15,6 +16,16 @@ struct FIFO<Element> {
     var first: Element? { isEmpty ? nil : storage[head] }
 
     mutating func append(_ element: Element) { storage.append(element) }
+
+    /// Puts `element` first (a render that must wait again goes ahead of new work).
+    mutating func prepend(_ element: Element) {
+        if head > 0 {
+            head -= 1
+            storage[head] = element
+        } else {
+            storage.insert(element, at: 0)
+        }
+    }
 
     mutating func append(contentsOf elements: some Sequence<Element>) {
         storage.append(contentsOf: elements.lazy.map { Optional($0) })

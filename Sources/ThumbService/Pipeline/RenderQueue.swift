@@ -92,8 +92,13 @@ public final class RenderQueue: Sendable {
     /// bytes fits the memory budget. Throws `.overloaded` when the queue is
     /// full and `.imageTooLarge` when `cost` alone exceeds the whole budget.
     /// Returns the job's id, for `promote(_:)`.
+    ///
+    /// `ahead`: the job is the rest of a render that already ran here (its
+    /// header probe showed its decode needs more memory than the probe was
+    /// admitted with): it goes first in its queue, ahead of new work, and
+    /// `maxQueue` does not apply, since the render was admitted already.
     @discardableResult
-    public func submit(cost: Int, priority: Priority = .live,
+    public func submit(cost: Int, priority: Priority = .live, ahead: Bool = false,
                        _ work: @escaping @Sendable () -> Void) throws(ServiceError) -> Int {
         let result: Result<Int, ServiceError> = state.withLock { s in
             if cost > s.memoryBudget {
@@ -101,11 +106,13 @@ public final class RenderQueue: Sendable {
             }
             s.nextID += 1
             let job = Job(id: s.nextID, cost: cost, work: work)
-            switch priority {
-            case .live:
+            switch (priority, ahead) {
+            case (.live, true): s.live.prepend(job)
+            case (.prefetch, true): s.prefetch.prepend(job)
+            case (.live, false):
                 guard s.live.count < s.maxQueue else { return .failure(.overloaded) }
                 s.live.append(job)
-            case .prefetch:
+            case (.prefetch, false):
                 guard s.prefetch.count < s.maxPrefetch else { return .failure(.overloaded) }
                 s.prefetch.append(job)
             }

@@ -1,9 +1,9 @@
 import ThumbFetch
 
 extension Fetcher: OriginFetching {
-    public func fetchOriginal(_ url: String, conditional: Conditional?,
+    public func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
                               completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
-        fetch(url, conditional: conditional) { completion($0.mapError(ServiceError.init)) }
+        fetch(url, conditional: conditional, into: sink) { completion($0.mapError(ServiceError.init)) }
     }
 
     public func update(configuration: ServiceConfiguration) {
@@ -31,6 +31,8 @@ extension ServiceError {
         case .origin(let m): self = .originError(m)
         case .tooLarge(let limit): self = .sourceTooLarge(limit: limit)
         case .timeout(let m): self = .originTimeout(m)
+        // The service's own disk failed, not the origin: a 500 that is logged, never remembered.
+        case .storage(let m): self = .internalError("keeping the download: \(m)")
         }
     }
 }

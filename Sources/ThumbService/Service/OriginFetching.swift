@@ -3,10 +3,11 @@ import ThumbFetch
 /// Downloads originals; `Fetcher` is the real one. A protocol so the service
 /// can be driven by tests through the same seam.
 public protocol OriginFetching: Sendable {
-    /// Starts a download without holding a thread while it runs; `completion`
-    /// runs once, on any thread, and must not block (the service hops to its
-    /// own queue before touching the disk).
-    func fetchOriginal(_ url: String, conditional: Conditional?,
+    /// Starts a download without holding a thread while it runs; the body
+    /// streams into `sink` as it arrives, and `completion` runs once, after
+    /// the last write, on any thread, and must not block (the service hops to
+    /// its own queue before touching the disk).
+    func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
                        completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void)
     /// New origin rules after a reload (SIGHUP); fetches already running keep theirs.
     func update(configuration: ServiceConfiguration)
@@ -18,7 +19,8 @@ extension OriginFetching {
 
     /// Blocking, for tests and tools: waits on a semaphore while the download
     /// runs. Never call it from a completion.
-    public func fetchOriginal(_ url: String, conditional: Conditional?) throws(ServiceError) -> FetchResult {
-        try awaitCompletion { fetchOriginal(url, conditional: conditional, completion: $0) }
+    public func fetchOriginal(_ url: String, conditional: Conditional?,
+                              into sink: any BodySink) throws(ServiceError) -> FetchResult {
+        try awaitCompletion { fetchOriginal(url, conditional: conditional, into: sink, completion: $0) }
     }
 }

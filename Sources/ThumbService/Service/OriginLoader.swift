@@ -1,13 +1,17 @@
 import Dispatch
+import Foundation
 import ThumbClock
 import ThumbFetch
 
-/// Gets an original's bytes: from the disk store while fresh, revalidated with
-/// the origin once past `diskStore.ttlSeconds`, else downloaded and stored.
+/// Gets an original: from the disk store while fresh, revalidated with the
+/// origin once past `diskStore.ttlSeconds`, else downloaded and stored.
 ///
-/// Downloads hold no thread: the fetcher runs them on its own engine and calls
-/// back; the disk work after a download (storing the bytes) runs on `io`,
-/// never on the fetcher's thread, which serves every other download.
+/// Downloads hold no thread and no memory buffer: the fetcher runs them on
+/// its own engine and streams each body into a `DownloadFile` (a temporary
+/// file in the disk store), hashing it as it arrives; the disk work after a
+/// download (renaming the file into the store) runs on `io`, never on the
+/// fetcher's thread, which serves every other download. What comes out is an
+/// `Original` that refers to the file; its bytes are read by the render worker.
 struct OriginLoader: Sendable {
     typealias Completion = @Sendable (Result<Original, ServiceError>) -> Void
 
@@ -17,6 +21,9 @@ struct OriginLoader: Sendable {
     /// When originals were fetched: calendar time, kept on disk across restarts.
     let wallClock: any WallClock
     let io: DispatchQueue
+    /// Where downloads go when there is no disk store, or it cannot be
+    /// written: the system's temporary directory.
+    let scratch = NSTemporaryDirectory()
 
     /// Called on `io` (it reads the disk store). `ttl`: seconds an original on
     /// disk is trusted without asking the origin. `onChanged` runs when a
@@ -25,13 +32,18 @@ struct OriginLoader: Sendable {
     func load(_ url: String, ttl: Double, policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void,
               completion: @escaping Completion) {
         guard let stored = disk?.load(url: url) else {
-            return download(url, conditional: nil) { result in
-                completion(result.flatMap { fetched in
-                    guard case .fetched(let body, let etag, let lastModified, _, let address) = fetched else {
-                        return .failure(.originError("origin answered 304 to an unconditional request"))
+            let sink = newDownload()
+            return download(url, conditional: nil, into: sink) { result in
+                let original = result.flatMap { fetched in
+                    Result { () throws(ServiceError) in
+                        guard case .fetched(_, let etag, let lastModified, _, let address) = fetched else {
+                            throw .originError("origin answered 304 to an unconditional request")
+                        }
+                        return try keep(url, sink, etag: etag, lastModified: lastModified, address: address)
                     }
-                    return .success(keep(url, body: body, etag: etag, lastModified: lastModified, address: address))
-                })
+                }
+                sink.discard()
+                completion(original)
             }
         }
         if let refused = Self.refusal(of: stored.metadata, policy: policy) {
@@ -42,16 +54,20 @@ struct OriginLoader: Sendable {
         // original is revalidated rather than trusted for the size of the step.
         let age = wallClock.secondsSince1970 - stored.metadata.fetchedAt
         if age >= 0 && age <= ttl {
-            return completion(.success(Original(data: stored.data, metadata: stored.metadata, outcome: .disk)))
+            return completion(.success(Original(file: stored.file, metadata: stored.metadata, outcome: .disk)))
         }
         disk?.noteRevalidation()
         let conditional = Conditional(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
-        download(url, conditional: conditional) { result in
-            completion(revalidated(url, stored: stored, by: result, onChanged: onChanged))
+        let sink = newDownload()
+        download(url, conditional: conditional, into: sink) { result in
+            let original = revalidated(url, stored: stored, by: result, into: sink, onChanged: onChanged)
+            sink.discard()
+            completion(original)
         }
     }
 
-    private func revalidated(_ url: String, stored: (metadata: OriginalMetadata, data: [UInt8]), by result: Result<FetchResult, ServiceError>,
+    private func revalidated(_ url: String, stored: (metadata: OriginalMetadata, file: OriginalFile),
+                             by result: Result<FetchResult, ServiceError>, into sink: DownloadFile,
                              onChanged: (String) -> Void) -> Result<Original, ServiceError> {
         switch result {
         case .failure(.sourceNotFound):
@@ -60,7 +76,7 @@ struct OriginLoader: Sendable {
             return .failure(.sourceNotFound)
         case .failure(.originError), .failure(.originTimeout):
             // Like nginx's proxy_cache_use_stale: a flaky origin should not take down images we hold.
-            return .success(Original(data: stored.data, metadata: stored.metadata, outcome: .disk))
+            return .success(Original(file: stored.file, metadata: stored.metadata, outcome: .disk))
         case .failure(let error):
             return .failure(error)
         case .success(.notModified(let etag, let lastModified)):
@@ -68,27 +84,33 @@ struct OriginLoader: Sendable {
             metadata.fetchedAt = wallClock.secondsSince1970
             metadata.etag = etag ?? metadata.etag
             metadata.lastModified = lastModified ?? metadata.lastModified
-            disk?.store(url: url, data: stored.data, metadata: metadata)
-            return .success(Original(data: stored.data, metadata: metadata, outcome: .disk))
-        case .success(.fetched(let body, let etag, let lastModified, _, let address)):
-            let fresh = keep(url, body: body, etag: etag, lastModified: lastModified, address: address)
-            if fresh.metadata.sha256 != stored.metadata.sha256 { onChanged(url) }
-            return .success(fresh)
+            disk?.refresh(url: url, file: stored.file, metadata: metadata)
+            return .success(Original(file: stored.file, metadata: metadata, outcome: .disk))
+        case .success(.fetched(_, let etag, let lastModified, _, let address)):
+            return Result { () throws(ServiceError) in
+                let fresh = try keep(url, sink, etag: etag, lastModified: lastModified, address: address)
+                if fresh.metadata.sha256 != stored.metadata.sha256 { onChanged(url) }
+                return fresh
+            }
         }
     }
 
-    /// `completion` runs on `io`.
-    private func download(_ url: String, conditional: Conditional?,
+    private func newDownload() -> DownloadFile {
+        disk?.newDownload(scratch: scratch) ?? DownloadFile(storeTemp: nil, scratch: scratch)
+    }
+
+    /// `completion` runs on `io`, after the last byte reached `sink`.
+    private func download(_ url: String, conditional: Conditional?, into sink: DownloadFile,
                           completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
         counters.withLock {
             $0.originFetches += 1
             $0.originInFlight += 1
         }
-        fetcher.fetchOriginal(url, conditional: conditional) { [counters, io] result in
+        fetcher.fetchOriginal(url, conditional: conditional, into: sink) { [counters, io] result in
             counters.withLock {
                 $0.originInFlight -= 1
                 switch result {
-                case .success(.fetched(let body, _, _, _, _)): $0.originBytes += body.count
+                case .success(.fetched(let length, _, _, _, _)): $0.originBytes += length
                 case .success: break
                 case .failure: $0.originFailures += 1
                 }
@@ -107,12 +129,16 @@ struct OriginLoader: Sendable {
         return .forbiddenSource("source host \(host) was fetched from a \(why.rawValue) address")
     }
 
-    private func keep(_ url: String, body: [UInt8], etag: String?, lastModified: String?,
-                      address: IPAddress?) -> Original {
-        let metadata = OriginalMetadata(url: url, etag: etag, lastModified: lastModified, fetchedAt: wallClock.secondsSince1970,
-                                        length: body.count, sha256: Digest.hex(Digest.sha256(body)),
+    /// A finished download as an original: renamed into the disk store when
+    /// the store keeps it; otherwise its file is removed by `sink.discard()`,
+    /// and the returned original's descriptor alone keeps the bytes.
+    private func keep(_ url: String, _ sink: DownloadFile, etag: String?, lastModified: String?,
+                      address: IPAddress?) throws(ServiceError) -> Original {
+        let (file, sha256) = try sink.finish()
+        let metadata = OriginalMetadata(url: url, etag: etag, lastModified: lastModified,
+                                        fetchedAt: wallClock.secondsSince1970, length: file.length, sha256: sha256,
                                         address: address?.description)
-        disk?.store(url: url, data: body, metadata: metadata)
-        return Original(data: body, metadata: metadata, outcome: .origin)
+        disk?.keep(sink, url: url, metadata: metadata)
+        return Original(file: file, metadata: metadata, outcome: .origin)
     }
 }

@@ -67,9 +67,11 @@ enum MemoryItem: Sendable, HeapFootprint {
     }
 }
 
-/// An original ready to decode.
+/// An original ready to decode. Its bytes stay in the file until a render
+/// worker reads them (SourcesAndLimits.md § Downloads): originals waiting in the
+/// render queue cost a descriptor each, not their size in memory.
 struct Original: Sendable {
-    let data: [UInt8]
+    let file: OriginalFile
     let metadata: OriginalMetadata
     /// `.disk` or `.origin`.
     let outcome: CacheOutcome

@@ -15,8 +15,10 @@ import ThumbImaging
 ///
 /// Threads: `thumbnail(_:completion:)` is called on a socket thread and only
 /// does cache lookups there. Originals load from disk on the fetch queue;
-/// downloads run on the fetcher's own engine, without a thread each; decoding,
-/// scaling and encoding run on the render queue's workers. `completion` is
+/// downloads run on the fetcher's own engine, without a thread each, and
+/// stream to a file; reading the original, the header probe, decoding,
+/// scaling and encoding run on the render queue's workers
+/// (`ThumbnailService+Rendering.swift`). `completion` is
 /// called exactly once, from any thread — unless the request's client has
 /// gone and its render is abandoned (Statistics.md `render.abandoned`):
 /// then never, since nobody is listening.
@@ -27,13 +29,16 @@ public final class ThumbnailService: Sendable {
     let disk: DiskStore?
     public let renders: RenderQueue
     let counters = SharedCounters()
-    private let negative: NegativeCache
+    let negative: NegativeCache
     private let loader: OriginLoader
-    private let renderFlights = RenderFlights<ThumbnailRequest, ThumbnailResult>()
+    let renderFlights = RenderFlights<ThumbnailRequest, ThumbnailResult>()
     private let originFlights = Coalescer<String, Original>()
-    /// Disk reads and writes of originals, and the render planning after them;
-    /// downloads themselves hold no thread here.
+    /// Disk store look-ups and renames of downloaded originals; downloads
+    /// themselves hold no thread here, and nothing is decoded or probed here.
     private let fetchQueue: DispatchQueue
+    /// Tests: runs on the render worker just before each header probe (a slow
+    /// probe without a slow file).
+    let probeHook = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// `clock` ages renders and remembered failures; `wallClock` dates
     /// fetched originals (their age must survive a restart).
@@ -146,7 +151,7 @@ public final class ThumbnailService: Sendable {
         if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
             if live { counters.countMemoryHit() }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
-                (try self.encode(request, bitmap: bitmap, sha256: sha, deadline: self.renderDeadline()), .memory)
+                .done(try self.encode(request, bitmap: bitmap, sha256: sha, deadline: self.renderDeadline()), .memory)
             }
             return
         }
@@ -178,107 +183,9 @@ public final class ThumbnailService: Sendable {
         }
     }
 
-    /// Plans on the calling (fetch) thread — the header probe is cheap and
-    /// gives the memory estimate — then decodes on a render worker.
-    private func render(_ request: ThumbnailRequest, from original: Original) {
-        let limits = config.pipelineLimits
-        let plan: RenderPlan
-        do {
-            plan = try ThumbnailPipeline.plan(source: original.data, variant: request.variant.prepared, limits: limits)
-        } catch {
-            negative.remember(request.sourceURL, error)
-            finishRender(request, .failure(error))
-            return
-        }
-        submitRender(request, cost: plan.estimatedMemory) { () throws(ServiceError) in
-            let deadline = self.renderDeadline()
-            let bitmap: Bitmap
-            do throws(ServiceError) {
-                bitmap = try ThumbnailPipeline.prepare(source: original.data, plan: plan, deadline: deadline)
-            } catch {
-                self.negative.remember(request.sourceURL, error)
-                throw error
-            }
-            self.memory.insert(.prepared(bitmap, originalSHA256: original.metadata.sha256),
-                               for: .prepared(url: request.sourceURL, request.variant.prepared))
-            return (try self.encode(request, bitmap: bitmap, sha256: original.metadata.sha256, deadline: deadline),
-                    original.outcome)
-        }
-    }
-
-    private func submitRender(_ request: ThumbnailRequest, cost: Int,
-                              _ work: @escaping @Sendable () throws(ServiceError) -> (Rendition, CacheOutcome)) {
-        let job: @Sendable () -> Void = { [self] in
-            // The check a storm needs: a job queued behind busy workers
-            // outlives its clients (wrk -c32 of distinct 12 MP JPEGs queued
-            // up to 32 renders nobody waited for), and each would cost a full
-            // decode. Returning frees the worker and the job's memory admission.
-            if abandonIfDeserted(request) { return }
-            do throws(ServiceError) {
-                let (rendition, outcome) = try work()
-                finishRender(request, .success(ThumbnailResult(rendition: rendition, cache: outcome)))
-            } catch {
-                finishRender(request, .failure(error))
-            }
-        }
-        // Clients that left during the download need no queue slot either.
-        if abandonIfDeserted(request) { return }
-        do throws(ServiceError) {
-            try renderFlights.submit(request) { priority throws(ServiceError) in
-                try renders.submit(cost: cost, priority: priority, job)
-            }
-        } catch {
-            finishRender(request, .failure(error))
-        }
-    }
-
-    private func finishRender(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
-        counters.withLock {
-            switch result {
-            case .success: $0.renderCompleted += 1
-            case .failure(.overloaded): break   // never rendered; counted as render.rejected
-            case .failure: $0.renderFailures += 1
-            }
-        }
-        endFlight(request, result)
-    }
-
-    /// Ends the render flight, uncounted as completed or failed and with
-    /// nothing cached or remembered, when every waiter's client has gone;
-    /// true if it did. The download, if any, has finished: its original is
-    /// in the disk store (when the store keeps it) for the next request.
-    private func abandonIfDeserted(_ request: ThumbnailRequest) -> Bool {
-        guard renderFlights.abandonIfDeserted(request) else { return false }
-        counters.withLock { $0.renderAbandoned += 1 }
-        return true
-    }
-
-    /// Every way a render flight ends goes through here, except abandonment
-    /// (`abandonIfDeserted`), which has no result to hand out.
-    private func endFlight(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
-        renderFlights.complete(request, with: result)
-    }
-
     /// Render and download flights in progress, for leak checks in tests.
     var flightsInProgress: (renders: Int, downloads: Int) {
         (renderFlights.inFlight, originFlights.inFlight)
-    }
-
-    /// Configuration.md `maxRenderSeconds`: counted from when a worker
-    /// starts the render (time spent queued does not count).
-    private func renderDeadline() -> RenderDeadline {
-        RenderDeadline(seconds: config.limits.maxRenderSeconds)
-    }
-
-    private func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
-                        deadline: RenderDeadline) throws(ServiceError) -> Rendition {
-        let encoded = try ThumbnailPipeline.encode(bitmap, format: request.variant.format,
-                                                   quality: request.variant.quality, deadline: deadline)
-        let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
-                                  width: encoded.width, height: encoded.height,
-                                  etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
-        memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant))
-        return rendition
     }
 
     /// Every figure the service keeps for `/stats` (Statistics.md), read now.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import ThumbClock
+import ThumbFetch
 
 /// The disk store of originals (Configuration.md `diskStore`): one file per source URL,
 /// named by the URL's SHA-256 in two levels of shard directories, bounded by an
@@ -47,8 +48,8 @@ public final class DiskStore: Sendable {
     /// after a restart).
     private let wallClock: any WallClock
 
-    /// Opens (creating) the store, removes leftovers of interrupted writes, and
-    /// rebuilds the LRU order from the files present.
+    /// Opens (creating) the store, removes leftovers of interrupted writes and
+    /// downloads (`tmp`), and rebuilds the LRU order from the files present.
     public init(directory: String, maxBytes: Int, wallClock: any WallClock = SystemWallClock(),
                 report: @escaping @Sendable (String) -> Void = { _ in }) throws(ServiceError) {
         self.directory = directory
@@ -86,12 +87,15 @@ public final class DiskStore: Sendable {
         state = Mutex(State(lru: lru))
     }
 
-    /// The stored original for `url`, checked whole; nil (a miss) otherwise.
-    public func load(url: String) -> (metadata: OriginalMetadata, data: [UInt8])? {
+    /// The stored original for `url`, its metadata checked against the
+    /// file's length; nil (a miss) otherwise. The bytes are not read: the
+    /// returned file keeps them readable, even if the original is evicted or
+    /// purged before they are.
+    public func load(url: String) -> (metadata: OriginalMetadata, file: OriginalFile)? {
         let name = Self.name(for: url)
         let path = Self.path(directory, name)
         let known = state.withLock { $0.lru.contains(name) }
-        guard known, let stored = StoredFile.read(path, expectedURL: url) else {
+        guard known, let stored = StoredFile.open(path, expectedURL: url) else {
             state.withLock { s in
                 s.misses += 1
                 if known, s.lru.remove(name) != nil { unlink(path) }
@@ -106,46 +110,79 @@ public final class DiskStore: Sendable {
         return stored
     }
 
-    /// Stores an original; false when it is larger than the whole store (it is
-    /// then served but not kept, Configuration.md) or the write failed.
+    /// A sink for a download that may end up here: a temporary file in `tmp`
+    /// (removed at the next start if a crash leaves it), or, while the store
+    /// cannot be written, one in `scratch` that is never kept.
+    func newDownload(scratch: String?) -> DownloadFile {
+        DownloadFile(storeTemp: directory + "/tmp", scratch: scratch) { [self] error in writeFailed(error) }
+    }
+
+    /// Keeps a finished download as `url`'s original by renaming its file into
+    /// place (no copy), after appending `metadata` and flushing it to disk.
+    /// False when it is larger than the whole store (it is then served but
+    /// not kept, Configuration.md), was written outside the store, or the
+    /// write failed; the download then removes its file when dropped.
     @discardableResult
-    public func store(url: String, data: [UInt8], metadata: OriginalMetadata) -> Bool {
+    func keep(_ download: DownloadFile, url: String, metadata: OriginalMetadata) -> Bool {
         let name = Self.name(for: url)
-        let size = StoredFile.encode(metadata).count + data.count
-        guard size <= state.withLock({ $0.lru.limit }) else { return false }
-        let shardDir = "\(directory)/\(name.prefix(2))/\(name.dropFirst(2).prefix(2))"
-        try? FileManager.default.createDirectory(atPath: shardDir, withIntermediateDirectories: true)
-        let temp = "\(directory)/tmp/\(name).\(UInt64.random(in: 0...UInt64.max))"
-        let final = Self.path(directory, name)
-        var result = StoredFile.write(data: data, metadata: metadata, temp: temp, final: final)
-        if case .failure(let error) = result, error.code == ENOENT {
-            // The store's directories were removed under us: make them again, once.
-            try? FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
-            try? FileManager.default.createDirectory(atPath: shardDir, withIntermediateDirectories: true)
-            result = StoredFile.write(data: data, metadata: metadata, temp: temp, final: final)
-        }
-        let written: Int
-        switch result {
-        case .failure(let error):
-            if state.withLock({ s in defer { s.writeFailing = true }; return !s.writeFailing }) {
-                report("disk store: cannot write in \(directory) (\(error.description)); "
-                       + "originals are served from the origin without being kept until a write succeeds")
-            }
+        let trailer = StoredFile.trailer(for: metadata)
+        let size = download.length + trailer.count
+        guard size <= state.withLock({ $0.lru.limit }), let temp = download.temporaryPath(inStore: directory) else {
             return false
-        case .success(let bytes):
-            written = bytes
-            touch(final)
-            if state.withLock({ s in defer { s.writeFailing = false }; return s.writeFailing }) {
-                report("disk store: writing in \(directory) again")
+        }
+        let shardDir = "\(directory)/\(name.prefix(2))/\(name.dropFirst(2).prefix(2))"
+        let final = Self.path(directory, name)
+        var result = download.seal(with: trailer)
+        if case .success = result {
+            try? FileManager.default.createDirectory(atPath: shardDir, withIntermediateDirectories: true)
+            if rename(temp, final) == 0 {
+                download.kept()
+            } else {
+                result = .failure(StoredFile.WriteError(code: errno))
             }
+        }
+        if case .failure(let error) = result {
+            writeFailed(error)
+            return false
+        }
+        touch(final)
+        if state.withLock({ s in defer { s.writeFailing = false }; return s.writeFailing }) {
+            report("disk store: writing in \(directory) again")
         }
         state.withLock { s in
-            let evicted = s.lru.insert(written, for: name, cost: written) ?? []
+            let evicted = s.lru.insert(size, for: name, cost: size) ?? []
             s.evictions += evicted.count
             // Deleting under the lock keeps a concurrent store of a victim from being unlinked after its rename.
             for (victim, _) in evicted { unlink(Self.path(directory, victim)) }
         }
         return true
+    }
+
+    /// Stores `url`'s original again with new metadata (a revalidation the
+    /// origin answered `304`): the bytes are copied from `file` through a
+    /// bounded buffer into a new file, which replaces the old one by rename.
+    @discardableResult
+    func refresh(url: String, file: OriginalFile, metadata: OriginalMetadata) -> Bool {
+        let download = DownloadFile(storeTemp: directory + "/tmp", scratch: nil) { [self] error in writeFailed(error) }
+        do throws(BodySinkError) { try file.copy(into: download) } catch { return false }
+        return keep(download, url: url, metadata: metadata)
+    }
+
+    /// Stores an original held in memory (tests and tools; the service
+    /// streams its downloads, `newDownload`). False as for `keep`.
+    @discardableResult
+    public func store(url: String, data: [UInt8], metadata: OriginalMetadata) -> Bool {
+        let download = DownloadFile(storeTemp: directory + "/tmp", scratch: nil) { [self] error in writeFailed(error) }
+        let written = data.withUnsafeBytes { bytes in (try? download.write(bytes)) != nil }
+        return written && keep(download, url: url, metadata: metadata)
+    }
+
+    /// A write failed: said once for a whole outage, not per request.
+    private func writeFailed(_ error: StoredFile.WriteError) {
+        if state.withLock({ s in defer { s.writeFailing = true }; return !s.writeFailing }) {
+            report("disk store: cannot write in \(directory) (\(error.description)); "
+                   + "originals are served from the origin without being kept until a write succeeds")
+        }
     }
 
     /// Forgets `url`'s original; true when one was stored.

@@ -1,0 +1,154 @@
+import ThumbCodec
+import ThumbImaging
+
+/// What a render job did: finished, or learned from the header that its
+/// decode needs more memory than the job was admitted with, and must wait
+/// for it (`then` runs in a second job, admitted at `cost`).
+enum RenderStep: Sendable {
+    case done(Rendition, CacheOutcome)
+    case needsMore(cost: Int, then: @Sendable () throws(ServiceError) -> RenderStep)
+}
+
+/// The render side of the service: everything that touches an original's
+/// bytes runs on a render worker, under admission and the render deadline
+/// (SourcesAndLimits.md § Renders).
+extension ThumbnailService {
+    /// Renders `original` for `request` in a first job admitted at
+    /// `RenderPlan.probeCost` (the original's size and a probe allowance): it
+    /// reads the bytes, probes the header — a C library's parse, which can
+    /// cost seconds on a hostile file — and plans. A decode whose estimate
+    /// fits that admission goes on in the same job; a larger one goes back to
+    /// the head of the queue with its estimate (and reads the bytes again
+    /// there: they are not held while it waits). The render deadline counts
+    /// from when the first job starts and covers probe, decode and encode,
+    /// but not the second wait.
+    func render(_ request: ThumbnailRequest, from original: Original) {
+        let current = config
+        let limits = current.pipelineLimits
+        let seconds = current.limits.maxRenderSeconds
+        let budget = current.limits.maxDecodeMemoryBytes
+        guard original.file.length <= budget else {
+            // Its bytes alone would not fit, whatever its header says.
+            let error = ServiceError.imageTooLarge(
+                "the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")
+            return finishRender(request, .failure(error))
+        }
+        let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
+        submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
+            let started = ContinuousClock.now
+            let deadline = RenderDeadline(seconds: seconds)
+            let source = try original.file.read()
+            probeHook.withLock { $0 }?()
+            let plan: RenderPlan
+            do throws(ServiceError) {
+                plan = try ThumbnailPipeline.plan(source: source, variant: request.variant.prepared, limits: limits)
+            } catch {
+                negative.remember(request.sourceURL, error)
+                throw error
+            }
+            if deadline.hasPassed { throw .renderTimedOut }
+            if plan.estimatedMemory <= admitted {
+                return try decode(request, original, source: source, plan: plan, deadline: deadline)
+            }
+            let spent = (ContinuousClock.now - started) / .seconds(1)
+            return .needsMore(cost: plan.estimatedMemory) { [self] () throws(ServiceError) in
+                let deadline = RenderDeadline(seconds: seconds - spent)
+                let source = try original.file.read()
+                return try decode(request, original, source: source, plan: plan, deadline: deadline)
+            }
+        }
+    }
+
+    /// Decode, scale, keep the prepared bitmap, encode: the end of every render.
+    private func decode(_ request: ThumbnailRequest, _ original: Original, source: [UInt8], plan: RenderPlan,
+                        deadline: RenderDeadline) throws(ServiceError) -> RenderStep {
+        let bitmap: Bitmap
+        do throws(ServiceError) {
+            bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
+        } catch {
+            negative.remember(request.sourceURL, error)
+            throw error
+        }
+        memory.insert(.prepared(bitmap, originalSHA256: original.metadata.sha256),
+                      for: .prepared(url: request.sourceURL, request.variant.prepared))
+        return .done(try encode(request, bitmap: bitmap, sha256: original.metadata.sha256, deadline: deadline),
+                     original.outcome)
+    }
+
+    /// Queues one job of a render; `ahead` for the second job of a render
+    /// (`RenderStep.needsMore`), which goes before new work.
+    func submitRender(_ request: ThumbnailRequest, cost: Int, ahead: Bool = false,
+                      _ work: @escaping @Sendable () throws(ServiceError) -> RenderStep) {
+        let job: @Sendable () -> Void = { [self] in
+            // The check a storm needs: a job queued behind busy workers
+            // outlives its clients (wrk -c32 of distinct 12 MP JPEGs queued
+            // up to 32 renders nobody waited for), and each would cost a full
+            // decode. Returning frees the worker and the job's memory admission.
+            if abandonIfDeserted(request) { return }
+            do throws(ServiceError) {
+                switch try work() {
+                case .done(let rendition, let outcome):
+                    finishRender(request, .success(ThumbnailResult(rendition: rendition, cache: outcome)))
+                case .needsMore(let cost, let then):
+                    submitRender(request, cost: cost, ahead: true, then)
+                }
+            } catch {
+                finishRender(request, .failure(error))
+            }
+        }
+        // Clients that left during the download need no queue slot either.
+        if abandonIfDeserted(request) { return }
+        do throws(ServiceError) {
+            // Records the job's id in the flight, so a live request joining a prefetch render promotes it.
+            try renderFlights.submit(request) { priority throws(ServiceError) in
+                try renders.submit(cost: cost, priority: priority, ahead: ahead, job)
+            }
+        } catch {
+            finishRender(request, .failure(error))
+        }
+    }
+
+    func finishRender(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
+        counters.withLock {
+            switch result {
+            case .success: $0.renderCompleted += 1
+            case .failure(.overloaded): break   // never rendered; counted as render.rejected
+            case .failure: $0.renderFailures += 1
+            }
+        }
+        endFlight(request, result)
+    }
+
+    /// Ends the render flight, uncounted as completed or failed and with
+    /// nothing cached or remembered, when every waiter's client has gone;
+    /// true if it did. The download, if any, has finished: its original is
+    /// in the disk store (when the store keeps it) for the next request.
+    func abandonIfDeserted(_ request: ThumbnailRequest) -> Bool {
+        guard renderFlights.abandonIfDeserted(request) else { return false }
+        counters.withLock { $0.renderAbandoned += 1 }
+        return true
+    }
+
+    /// Every way a render flight ends goes through here, except abandonment
+    /// (`abandonIfDeserted`), which has no result to hand out.
+    func endFlight(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
+        renderFlights.complete(request, with: result)
+    }
+
+    /// Configuration.md `maxRenderSeconds`: counted from when a worker
+    /// starts the render (time spent queued does not count).
+    func renderDeadline() -> RenderDeadline {
+        RenderDeadline(seconds: config.limits.maxRenderSeconds)
+    }
+
+    func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
+                deadline: RenderDeadline) throws(ServiceError) -> Rendition {
+        let encoded = try ThumbnailPipeline.encode(bitmap, format: request.variant.format,
+                                                   quality: request.variant.quality, deadline: deadline)
+        let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
+                                  width: encoded.width, height: encoded.height,
+                                  etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
+        memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant))
+        return rendition
+    }
+}

@@ -1,0 +1,66 @@
+import Glibc
+import ThumbFetch
+
+/// An original's bytes in a file, held by an open read-only descriptor until
+/// the last reference goes: a job waiting in the render queue keeps one of
+/// these instead of the bytes, so originals waiting to be decoded cost no
+/// memory (SourcesAndLimits.md § Downloads). The descriptor keeps the bytes
+/// readable even when the file is renamed, evicted from the disk store,
+/// purged or was never kept: an unlinked file lives as long as it is open.
+public final class OriginalFile: Sendable {
+    /// Read-only; closed in deinit.
+    private let descriptor: Int32
+    /// Where the original's bytes start (a stored file may begin with its metadata).
+    private let offset: Int
+    /// Bytes of the original.
+    public let length: Int
+
+    /// Takes ownership of `descriptor`.
+    init(descriptor: Int32, offset: Int, length: Int) {
+        self.descriptor = descriptor
+        self.offset = offset
+        self.length = length
+    }
+
+    deinit { close(descriptor) }
+
+    /// Reads the whole original into memory: on the render worker, when its
+    /// job starts, so the bytes count in that job's memory admission.
+    public func read() throws(ServiceError) -> [UInt8] {
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+            initialized = 0
+            while initialized < length {
+                let n = pread(descriptor, buffer.baseAddress! + initialized, length - initialized,
+                              off_t(offset + initialized))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 {
+                    failure = n < 0 ? errno : EIO   // 0: the file is shorter than recorded
+                    break
+                }
+                initialized += n
+            }
+        }
+        guard failure == 0 else {
+            throw .internalError("reading an original of \(length) bytes failed: \(String(cString: strerror(failure)))")
+        }
+        return bytes
+    }
+
+    /// Writes the original into `sink` through a bounded buffer (a
+    /// revalidated original is rewritten with new metadata without being held whole).
+    func copy(into sink: some BodySink) throws(BodySinkError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(length, 1 << 20), alignment: 1)
+        defer { buffer.deallocate() }
+        var done = 0
+        while done < length {
+            let n = pread(descriptor, buffer.baseAddress!, min(buffer.count, length - done), off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                throw BodySinkError("reading the stored original failed: \(String(cString: strerror(n < 0 ? errno : EIO)))")
+            }
+            try sink.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+            done += n
+        }
+    }
+}
