@@ -102,8 +102,8 @@ import ThumbHTTP
     /// Reset mid-body, fewer bytes than Content-Length then FIN, not HTTP, a
     /// close without a word, an endless response head, a Content-Length that is
     /// not 1*DIGIT, two differing Content-Lengths: 502 origin_error, remembered.
-    @Test(arguments: ["/reset", "/short", "/garbage", "/silent-close", "/huge-head", "/bad-length", "/plus-length",
-                       "/two-lengths"])
+    @Test(arguments: ["/reset", "/short", "/garbage", "/silent-close", "/huge-head", "/long-header-line", "/bad-length",
+                       "/plus-length", "/two-lengths"])
     func brokenResponsesAre502AndLeaveNothing(_ path: String) throws {
         let origin = try RawOrigin()
         let dir = storeDirectory()
@@ -123,6 +123,22 @@ import ThumbHTTP
 
         expectStoreEmpty(dir, origin.url(path))
         expectNothingLeftBehind(daemon)
+    }
+
+    /// Issue 19 item 13: a head line longer than libcurl accepts (100 KiB,
+    /// CURL_MAX_HTTP_HEADER) was answered with libcurl's "Out of memory",
+    /// which names nothing; the answer names the limit.
+    @Test func aHeaderLineOverLibcurlsLimitIsNamed() throws {
+        let origin = try RawOrigin()
+        let dir = storeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let daemon = try TestDaemon(store: dir)
+        defer { daemon.stop() }
+        let r = daemon.get(target(origin, "/long-header-line"))
+        expectError(r, 502, "origin_error")
+        let message = String(decoding: r.body, as: UTF8.self)
+        #expect(message.contains("header line longer than libcurl's limit of 100 KiB"), "\(message)")
+        #expect(!message.lowercased().contains("memory"), "\(message)")
     }
 
     /// A body with no end (close-delimited or chunked) and a chunk size of

@@ -84,6 +84,31 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         #expect(queue.statistics.memoryInUse == 0)
     }
 
+    /// The second job of a render (its probe found the decode needs more
+    /// memory than it was admitted with) goes before new work and is never
+    /// refused for a full queue: the render was admitted already.
+    @Test func aJobSubmittedAheadRunsBeforeWaitingWorkAndIgnoresMaxQueue() throws {
+        let queue = RenderQueue(workers: 1, maxQueue: 2, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let recorder = Recorder()
+        let gate = Gate()
+        try gate.hold(queue)
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1, recorder.job("new 1", done))
+        try queue.submit(cost: 1, recorder.job("new 2", done))
+        #expect(throws: ServiceError.overloaded) { try queue.submit(cost: 1) {} }
+        try queue.submit(cost: 1, priority: .prefetch, recorder.job("prefetch", done))
+        try queue.submit(cost: 500, ahead: true, recorder.job("decode", done))
+        try queue.submit(cost: 1, priority: .prefetch, ahead: true, recorder.job("prefetch decode", done))
+        #expect(queue.statistics == .init(active: 1, queued: 5, memoryInUse: 1))
+        #expect(throws: ServiceError.imageTooLarge("decoding needs about 1001 bytes, over maxDecodeMemoryBytes 1000")) {
+            try queue.submit(cost: 1001, ahead: true) {}
+        }
+        gate.open()
+        for _ in 0..<5 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(recorder.order == ["decode", "new 1", "new 2", "prefetch decode", "prefetch"])
+    }
+
     @Test func memoryAdmissionQueuesInsteadOfOvercommitting() throws {
         let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 100)
         defer { queue.shutdown() }

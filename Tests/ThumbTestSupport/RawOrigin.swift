@@ -117,6 +117,21 @@ public final class RawOrigin: Sendable {
 
     /// Plays the fault for `path`; true to end with a reset.
     private static func script(_ path: String, _ fd: Int32, deadline: Date) -> Bool {
+        if path.hasPrefix("/almost/"), let size = Int(path.dropFirst("/almost/".count)), size > 0 {
+            // Announces `size` bytes, sends all but the last from one reused
+            // 64 KiB buffer (the test process must not hold the body itself),
+            // then stalls until the peer gives up.
+            _ = write(fd, deadline, head(["Content-Length: \(size)", "Content-Type: image/jpeg"]))
+            let chunk = filler(65536)
+            var left = size - 1
+            while left > 0, Date() < deadline {
+                let n = min(left, chunk.count)
+                guard write(fd, deadline, Array(chunk[..<n])) else { break }
+                left -= n
+            }
+            drain(fd, until: deadline)
+            return false
+        }
         switch path {
         case "/reset":
             // Announces 100 000 bytes, sends 1 000, then resets the connection.
@@ -151,6 +166,11 @@ public final class RawOrigin: Sendable {
         case "/huge-head":
             // A response head that never ends: 70 KiB of one header line.
             _ = write(fd, deadline, Array("HTTP/1.1 200 OK\r\nX-Pad: ".utf8) + [UInt8](repeating: 0x61, count: 70_000))
+            drain(fd, until: deadline)
+        case "/long-header-line":
+            // One header line of 1 MiB: past libcurl's own cap on a line (CURL_MAX_HTTP_HEADER, 100 KiB).
+            _ = write(fd, deadline, Array("HTTP/1.1 200 OK\r\nX-Pad: ".utf8) + [UInt8](repeating: 0x61, count: 1 << 20)
+                      + Array("\r\nContent-Length: 0\r\n\r\n".utf8))
             drain(fd, until: deadline)
         case "/bad-length":
             _ = write(fd, deadline, head(["Content-Length: 12abc"]) + jpeg)
