@@ -23,6 +23,8 @@ public final class RawOrigin: Sendable {
         public let hits = HitCounter()
         public let stopped = Mutex(false)
         public let served = Mutex<[String: Double]>([:])
+        /// Body bytes sent so far by the `/almost/N` scripts, by path.
+        public let sent = Mutex<[String: Int]>([:])
     }
 
     public init() throws {
@@ -59,6 +61,9 @@ public final class RawOrigin: Sendable {
     public func hits(_ path: String) -> Int { shared.hits.count(path) }
     /// Seconds the last connection for `path` was served; nil while it still is.
     public func servedSeconds(_ path: String) -> Double? { shared.served.withLock { $0[path] } }
+
+    /// Body bytes the `/almost/N` connections for `path` have sent so far (all of them together).
+    public func sentBytes(_ path: String) -> Int { shared.sent.withLock { $0[path] ?? 0 } }
 
     /// Waits (bounded) until the last connection for `path` is over; its duration.
     public func waitServed(_ path: String, timeout: Double = 6) -> Double? {
@@ -100,7 +105,7 @@ public final class RawOrigin: Sendable {
         }
         shared.hits.hit(path)
         shared.served.withLock { $0[path] = nil }
-        let abortive = script(path, fd, deadline: deadline)
+        let abortive = script(path, fd, deadline: deadline, shared: shared)
         if abortive {
             // RST instead of FIN: SO_LINGER {on, 0 s} then close.
             var l = linger(l_onoff: 1, l_linger: 0)
@@ -116,7 +121,7 @@ public final class RawOrigin: Sendable {
     }
 
     /// Plays the fault for `path`; true to end with a reset.
-    private static func script(_ path: String, _ fd: Int32, deadline: Date) -> Bool {
+    private static func script(_ path: String, _ fd: Int32, deadline: Date, shared: Shared) -> Bool {
         if path.hasPrefix("/almost/"), let size = Int(path.dropFirst("/almost/".count)), size > 0 {
             // Announces `size` bytes, sends all but the last from one reused
             // 64 KiB buffer (the test process must not hold the body itself),
@@ -128,6 +133,7 @@ public final class RawOrigin: Sendable {
                 let n = min(left, chunk.count)
                 guard write(fd, deadline, Array(chunk[..<n])) else { break }
                 left -= n
+                shared.sent.withLock { $0[path, default: 0] += n }
             }
             drain(fd, until: deadline)
             return false
