@@ -93,6 +93,30 @@ import ThumbTestSupport
         #expect(try reopened.load(url: "http://h/2").map { try $0.file.read() } == data)
     }
 
+    /// Stores written before downloads streamed to disk put the metadata
+    /// first (`THUMBD1`): their originals are still served after an upgrade,
+    /// and a new write of the same source replaces them with the current format.
+    @Test func originalsInTheFirstFormatAreStillRead() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let url = "http://h/old.jpg"
+        let data = (0..<3000).map { UInt8($0 % 251) }
+        let json = Array(metadata(url, data).json.serialized().utf8)
+        let n = UInt32(json.count)
+        let v1 = Array("THUMBD1\n".utf8) + [UInt8(n >> 24), UInt8(n >> 16 & 255), UInt8(n >> 8 & 255), UInt8(n & 255)]
+            + json + data
+        let path = DiskStore.path(root, DiskStore.name(for: url))
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(v1)))
+        let store = try DiskStore(directory: root, maxBytes: 1_000_000)
+        let loaded = try #require(store.load(url: url))
+        #expect(try loaded.file.read() == data && loaded.metadata == metadata(url, data))
+        #expect(store.store(url: url, data: data, metadata: metadata(url, data)))
+        let rewritten = try #require(FileManager.default.contents(atPath: path))
+        #expect(rewritten.prefix(data.count) == Data(data) && rewritten.suffix(8) == Data("THUMBD2\n".utf8))
+        #expect(try store.load(url: url).map { try $0.file.read() } == data)
+    }
+
     @Test func removeAndShrink() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = try DiskStore(directory: root, maxBytes: 100_000)
