@@ -20,6 +20,21 @@ private final class Payload {}
         #expect(queue.count == 1)
     }
 
+    /// A render's second job goes first: into the slot just popped, or in
+    /// front of an array that has none.
+    @Test func prependPutsAnElementFirstWithOrWithoutAConsumedPrefix() {
+        var queue = FIFO<Int>()
+        queue.prepend(0)
+        queue.append(contentsOf: [1, 2, 3])
+        queue.prepend(-1)
+        #expect(queue.popFirst() == -1 && queue.popFirst() == 0)
+        queue.prepend(9)
+        #expect(queue.count == 4 && queue.first == 9)
+        var rest: [Int] = []
+        while let x = queue.popFirst() { rest.append(x) }
+        #expect(rest == [9, 1, 2, 3])
+    }
+
     @Test func orderSurvivesCompaction() {
         var queue = FIFO<Int>()
         var popped: [Int] = []
