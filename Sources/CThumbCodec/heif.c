@@ -9,13 +9,14 @@
 
 // HEIC through libheif (HEVC via libde265): only files whose images are all
 // HEVC, as the structure walk decides (ISOBMFFLayout); the rest go to
-// libavif. libheif's own dav1d path leaks its input when dav1d consumes a
-// sample without producing a picture (libheif 1.15's decoder_dav1d.cc frees
-// the data only while bytes are left), so it must never see AV1. libheif applies irot/imir/clap when decoding; Exif
-// orientation is never read, so the image is upright exactly once (API.md §
-// Output). libheif returns errors by value. The decoded YCbCr planes are
-// converted to RGBA a band of rows at a time (yuv_bands.c) rather than by
-// libheif into a whole RGBA image: 52 MB less at the peak for 12 MP.
+// libavif. libheif's own dav1d path leaks its input when dav1d refuses a
+// sample (libheif 1.15's decoder_dav1d.cc frees the data only while bytes
+// are left; an empty AV1 item, found by the codec fuzzer), so it must never
+// see AV1. libheif applies irot/imir/clap when decoding; Exif orientation is
+// never read, so the image is upright exactly once (API.md § Output).
+// libheif returns errors by value. The decoded YCbCr planes are converted to
+// RGBA a band of rows at a time (yuv_bands.c) rather than by libheif into a
+// whole RGBA image: 52 MB less at the peak for 12 MP.
 
 // libheif's own default per-side limit; the caller's pixel limit can only tighten it.
 enum { HEIF_SIDE_LIMIT = 32768 };
