@@ -48,6 +48,9 @@ final class Connection: @unchecked Sendable {
     /// The peer shut down or the socket failed: a short read does not mean
     /// the socket is drained, end of stream still waits to be read.
     private var peerHungUp = false
+    /// End of stream was read, or a read or write failed: nothing more can
+    /// arrive, so the socket closes without lingering.
+    private var peerDone = false
     /// Inside `readAvailable`'s loop: a nested resume leaves the reading to it.
     private var reading = false
     /// Registered with the poller: a drain may read the socket.
@@ -106,11 +109,14 @@ final class Connection: @unchecked Sendable {
         do {
             result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
         } catch {
+            peerDone = true
             return perform(machine.peerClosed())
         }
         switch result {
         case .wouldBlock: perform(machine.drain())
-        case .processed(0): perform(machine.peerClosed())
+        case .processed(0):
+            peerDone = true
+            perform(machine.peerClosed())
         case .processed(let n): perform(machine.drain(received: io.readBuffer[0..<n], now: Self.now()))
         }
     }
@@ -199,6 +205,7 @@ final class Connection: @unchecked Sendable {
                 result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
             } catch {
                 readReady = false
+                peerDone = true
                 perform(machine.peerClosed())
                 return
             }
@@ -207,6 +214,7 @@ final class Connection: @unchecked Sendable {
                 readReady = false
             case .processed(0):
                 readReady = false
+                peerDone = true
                 perform(machine.peerClosed())
             case .processed(let n):
                 // A short read emptied the socket: saves the read that would say EAGAIN.
@@ -282,6 +290,7 @@ final class Connection: @unchecked Sendable {
             do {
                 result = try writeSome()
             } catch {
+                peerDone = true
                 perform(machine.peerClosed())
                 return
             }
@@ -341,9 +350,10 @@ final class Connection: @unchecked Sendable {
         }
         responder = nil
         closed = true
-        // Out of the epoll set before the descriptor can close (and be reused).
-        io.poller.remove(self)
-        LingeringClose.start(fd: fd, queue: queue)
+        // The poller takes the descriptor: out of the epoll set before it
+        // closes (and its number is reused), lingering first unless the
+        // client is known to send nothing more.
+        io.poller.close(self, linger: !peerDone)
         head = []
         body = []
         server.connectionClosed(self)

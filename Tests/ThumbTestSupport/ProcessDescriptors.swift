@@ -18,7 +18,7 @@ public enum ProcessDescriptors {
         let ours = socketInodes()
         var found = 0
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            let text = readWhole(table)
             for line in text.split(separator: "\n").dropFirst() {
                 // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
                 let fields = line.split(separator: " ")
@@ -30,6 +30,23 @@ public enum ProcessDescriptors {
             }
         }
         return found
+    }
+
+    /// A /proc file to its end: `String(contentsOfFile:)` stops after the
+    /// first page (4 KiB) the kernel hands out, about 27 sockets' worth.
+    private static func readWhole(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The inodes of the sockets among this process's descriptors.
