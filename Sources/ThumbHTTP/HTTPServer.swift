@@ -28,7 +28,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// no-room 503, …), so their body is the application's. Set before `listen`.
     public var renderError: HTTPError.Renderer = HTTPError.plainText
 
-    private struct State {
+    struct State {
         var stats = ServerStatistics()
         var connections: [Int: Connection] = [:]
         var nextID = 0
@@ -36,9 +36,15 @@ public final class HTTPServer: @unchecked Sendable {
         var drainCompletion: (@Sendable () -> Void)?
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// Response bytes queued for clients (`http.maxPendingResponseBytes`).
-    private let pending: Mutex<PendingResponseLedger<MonotonicClock>>
+    let pending: Mutex<PendingResponseLedger<MonotonicClock>>
+    /// Where the ledger is looked at again while responses wait, as charged
+    /// connections stall (HTTPServer+Room.swift); it and the two below are
+    /// touched only on it.
+    let roomQueue = DispatchQueue(label: "thumbd.room")
+    var evictionTimer: DispatchSourceTimer?
+    var evictionCheckAt: MonotonicClock.Instant?
     private let acceptFailures = Mutex(AcceptFailures<MonotonicClock>())
     /// The `Date` header, from the wall clock given at init.
     let dates: HTTPDate
@@ -64,12 +70,15 @@ public final class HTTPServer: @unchecked Sendable {
     init(configuration: HTTPServerConfiguration, ioQueues count: Int, wallClock: any WallClock = SystemWallClock(),
          handler: @escaping HTTPHandler) {
         limits = Mutex(configuration)
-        pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes))
+        pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes,
+                                              staleAfter: Self.stalledForRoom(configuration)))
         dates = HTTPDate(clock: wallClock)
         self.handler = handler
         ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)") }
         acceptPoller = Poller(queue: acceptQueue)
     }
+
+    deinit { evictionTimer?.cancel() }
 
     /// Starts listening; returns the bound port for `inet` addresses (useful with port 0).
     @discardableResult
@@ -117,7 +126,12 @@ public final class HTTPServer: @unchecked Sendable {
             limits.withLock { $0 = configuration }
             return Array(s.connections.values)
         }
-        pending.withLock { $0.limit = configuration.maxPendingResponseBytes }
+        pending.withLock {
+            $0.limit = configuration.maxPendingResponseBytes
+            $0.staleAfter = Self.stalledForRoom(configuration)
+        }
+        // A shorter send timeout may make waiting responses' room due sooner.
+        roomQueue.async { [self] in scheduleEvictionCheck() }
         let connectionLimits = ConnectionLimits(configuration)
         for c in open { c.queue.async { c.update(connectionLimits) } }
     }
@@ -181,39 +195,6 @@ public final class HTTPServer: @unchecked Sendable {
             }
             connection.queue.async { connection.start() }
         }
-    }
-
-    /// Charges a `bytes`-long response of `connection` to the pending-bytes
-    /// budget. `.write`: write it now. `.wait`: `connection.admitted()` runs
-    /// on its queue once there is room; the connections that made no progress
-    /// for longest are closed to make that room (done here). `.refuse`: no
-    /// room to wait either; answer `HTTPError.noRoomForResponse` instead.
-    func reserve(_ connection: Connection, bytes: Int) -> RoomDecision {
-        let decision = pending.withLock { $0.reserve(id: connection.id, bytes: bytes, now: Connection.now()) }
-        if case .wait(let evict) = decision, !evict.isEmpty {
-            let victims = state.withLock { s in evict.compactMap { s.connections[$0] } }
-            for c in victims { c.queue.async { c.evict() } }
-        }
-        return decision
-    }
-
-    /// The socket took `bytes` of `connection`'s charged response.
-    func written(_ connection: Connection, bytes: Int) {
-        let admitted = pending.withLock { $0.written(id: connection.id, bytes: bytes, now: Connection.now()) }
-        admit(admitted)
-    }
-
-    /// `connection`'s response is done or the connection closed: what is left
-    /// of its charge goes back to the budget, and a waiting response is dropped.
-    func releasePending(_ connection: Connection) {
-        let admitted = pending.withLock { $0.remove(id: connection.id, now: Connection.now()) }
-        admit(admitted)
-    }
-
-    private func admit(_ ids: [Int]) {
-        guard !ids.isEmpty else { return }
-        let ready = state.withLock { s in ids.compactMap { s.connections[$0] } }
-        for c in ready { c.queue.async { c.admitted() } }
     }
 
     func sendTimedOut() {
