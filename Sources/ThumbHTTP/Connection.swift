@@ -116,7 +116,8 @@ final class Connection: @unchecked Sendable {
         case .wouldBlock: perform(machine.drain())
         case .processed(0):
             peerDone = true
-            perform(machine.peerClosed())
+            perform(machine.inputEnded(now: Self.now()))
+            perform(machine.drain())
         case .processed(let n): perform(machine.drain(received: io.readBuffer[0..<n], now: Self.now()))
         }
     }
@@ -163,6 +164,7 @@ final class Connection: @unchecked Sendable {
             serialize(outgoing)
             if reserveRoom { reserve(outgoing) } else { flush(mayBeWaiting: false) }
         case .send: flush(mayBeWaiting: false)
+        case .probePeer: probePeer()
         case .close(let cancelRequest): closeSocket(cancelRequest: cancelRequest)
         }
         // After `next`, for the reason above. No edge comes for bytes that
@@ -214,8 +216,15 @@ final class Connection: @unchecked Sendable {
                 readReady = false
             case .processed(0):
                 readReady = false
-                peerDone = true
-                perform(machine.peerClosed())
+                if peerDone {
+                    // End of stream again, on a new edge: after its FIN a
+                    // reset only shows as the socket's error (a read keeps
+                    // saying end of stream), and it means the client is gone.
+                    if Socket.pendingError(fd) != 0 { perform(machine.peerClosed()) }
+                } else {
+                    peerDone = true
+                    perform(machine.inputEnded(now: Self.now()))
+                }
             case .processed(let n):
                 // A short read emptied the socket: saves the read that would say EAGAIN.
                 if n < io.readBuffer.count, !peerHungUp { readReady = false }
@@ -307,6 +316,23 @@ final class Connection: @unchecked Sendable {
         }
         finishResponse()
         perform(machine.writeCompleted(now: Self.now()))
+    }
+
+    /// Sends the bare `100 Continue` that tells a client gone from one that
+    /// only half-closed (`ConnectionStateMachine.inputEnded`): the first's
+    /// kernel answers with a reset, which the next read reports. Written at
+    /// once or not at all, outside `head`, which holds no response now.
+    private func probePeer() {
+        guard head.isEmpty else { return }   // a response is going out: its writes will tell
+        let bytes = ResponseHead.continueBytes
+        let sent = bytes.withUnsafeBytes { raw in
+            Socket.retryingOnInterrupt { send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
+        }
+        if sent == bytes.count { return }
+        if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }   // not reading: its answer's write will tell
+        // Failed (the client is gone), or taken in part, which would spoil
+        // the answer that follows: either way nobody can be answered.
+        perform(machine.peerClosed())
     }
 
     /// Empties `head` (the next `flush` is a late event, not a response),

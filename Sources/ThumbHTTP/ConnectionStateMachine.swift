@@ -34,6 +34,12 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     private var limits: Limits
     private var parser: RequestParser
     private var draining = false
+    /// The client sent end of stream: what it asked in full is still
+    /// answered, then the connection closes (`inputEnded`).
+    private var inputEnded = false
+    /// Draining, or the client's input ended: the connection closes once
+    /// nothing fully received is left to answer.
+    private var closesWhenAnswered: Bool { draining || inputEnded }
     /// Back-pressure: the driver stops reading while this holds.
     private(set) var readingPaused = false
     /// While draining: the next request, parsed ahead to learn whether the
@@ -99,9 +105,10 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         var response = response
         if flight.method == "HEAD" { response.omitBody = true }
         var keepAlive = flight.keepAlive
-        if draining && keepAlive {
-            // A draining connection closes once nothing fully received is left
-            // to answer: it stays open only for a request already here.
+        if closesWhenAnswered && keepAlive {
+            // A draining connection, or one whose client ended its input,
+            // closes once nothing fully received is left to answer: it stays
+            // open only for a request already here.
             if lookahead == nil { lookahead = parser.next() }
             if case .request? = lookahead {} else { keepAlive = false }
         }
@@ -158,12 +165,16 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             // `100 Continue` went out: the head's deadline, still armed, now
             // covers the body (sending the 100 does not give the client more time).
             processNext(now: now, &actions)
+            if inputEnded, case .reading = state {
+                close(&actions)   // the body did not come before the client's end of stream
+                return actions
+            }
             actions.timer = timerToSchedule(now: now)
             return actions
         }
         armDeadline(hasPartialRequest ? .head : .idle, now: now)
         processNext(now: now, &actions)
-        if draining, case .reading = state {
+        if closesWhenAnswered, case .reading = state {
             close(&actions)   // nothing complete left to answer: idle, so it goes
             return actions
         }
@@ -219,7 +230,34 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     }
 
 
-    /// The client left: end of file, or a read or write error.
+    /// The client sent end of stream. It may have shut down only its
+    /// sending side and still wait for the answer (RFC 9112 § 9.6 lets it),
+    /// so what it asked in full is answered and the connection then closes
+    /// (HTTPServer.md § Closing a connection); with nothing complete to
+    /// answer it closes now. End of stream alone cannot tell such a client
+    /// from one that closed altogether and whose request should be
+    /// cancelled: for an HTTP/1.1 request still with the handler, the
+    /// driver sends a bare `100 Continue` (`.probePeer`), which the first
+    /// ignores (RFC 9110 § 15.2) and the second's kernel answers with a
+    /// reset, seen as `peerClosed`.
+    mutating func inputEnded(now: Instant) -> Actions {
+        if inputEnded { return Actions() }
+        inputEnded = true
+        var actions = Actions()
+        switch state {
+        case .closed, .writing:
+            // A response going out ends the connection after it unless a
+            // request already here follows (`writeCompleted`).
+            break
+        case .reading:
+            close(&actions)   // nothing complete to answer; a partial request never will be
+        case .handling(let flight):
+            if flight.takesInterim { actions.next = .probePeer }
+        }
+        return actions
+    }
+
+    /// The client left: a read or write error (a reset).
     mutating func peerClosed() -> Actions {
         var actions = Actions()
         close(&actions)
@@ -265,7 +303,8 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             }
         case .request(let request)?:
             deadline = nil
-            state = .handling(Flight(method: request.method, path: request.path, keepAlive: request.keepAlive))
+            state = .handling(Flight(method: request.method, path: request.path, keepAlive: request.keepAlive,
+                                     takesInterim: request.minorVersion >= 1))
             requestStartedAt = now
             actions.next = .startRequest(request)
         }
