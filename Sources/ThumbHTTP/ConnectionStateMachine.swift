@@ -33,13 +33,15 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     var room = Room.none
     private var limits: Limits
     private var parser: RequestParser
-    private var draining = false
+    /// Set by the events in ConnectionStateMachine+Ending.swift only.
+    var draining = false
     /// The client sent end of stream: what it asked in full is still
-    /// answered, then the connection closes (`inputEnded`).
-    private var inputEnded = false
+    /// answered, then the connection closes (`inputEnded`). Set by
+    /// `inputEnded` only.
+    var receivedEndOfStream = false
     /// Draining, or the client's input ended: the connection closes once
     /// nothing fully received is left to answer.
-    private var closesWhenAnswered: Bool { draining || inputEnded }
+    private var closesWhenAnswered: Bool { draining || receivedEndOfStream }
     /// Back-pressure: the driver stops reading while this holds.
     private(set) var readingPaused = false
     /// While draining: the next request, parsed ahead to learn whether the
@@ -165,7 +167,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             // `100 Continue` went out: the head's deadline, still armed, now
             // covers the body (sending the 100 does not give the client more time).
             processNext(now: now, &actions)
-            if inputEnded, case .reading = state {
+            if receivedEndOfStream, case .reading = state {
                 close(&actions)   // the body did not come before the client's end of stream
                 return actions
             }
@@ -207,69 +209,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         return actions
     }
 
-    /// Graceful drain (ServiceLife.md): an idle connection closes at once; a busy
-    /// one (a request in flight, or part of one received) after its response.
-    /// `received`: what the socket held when the drain began, not yet passed
-    /// in; a request in it was sent before the drain, so it is answered
-    /// (`Connection: close`) rather than dropped with an idle connection.
-    mutating func drain<Bytes: Collection<UInt8>>(received: Bytes, now: Instant) -> Actions {
-        if case .closed = state { return Actions() }
-        draining = true
-        var actions = received.isEmpty ? Actions() : bytesReceived(received, now: now)
-        if case .reading = state, !hasPartialRequest { close(&actions) }
-        return actions
-    }
-
-    /// The drain, with nothing read from the socket.
-    mutating func drain() -> Actions {
-        if case .closed = state { return Actions() }
-        draining = true
-        var actions = Actions()
-        if case .reading = state, !hasPartialRequest { close(&actions) }
-        return actions
-    }
-
-
-    /// The client sent end of stream. It may have shut down only its
-    /// sending side and still wait for the answer (RFC 9112 § 9.6 lets it),
-    /// so what it asked in full is answered and the connection then closes
-    /// (HTTPServer.md § Closing a connection); with nothing complete to
-    /// answer it closes now. End of stream alone cannot tell such a client
-    /// from one that closed altogether and whose request should be
-    /// cancelled: for an HTTP/1.1 request still with the handler, the
-    /// driver sends a bare `100 Continue` (`.probePeer`), which the first
-    /// ignores (RFC 9110 § 15.2) and the second's kernel answers with a
-    /// reset, seen as `peerClosed`.
-    mutating func inputEnded(now: Instant) -> Actions {
-        if inputEnded { return Actions() }
-        inputEnded = true
-        var actions = Actions()
-        switch state {
-        case .closed, .writing:
-            // A response going out ends the connection after it unless a
-            // request already here follows (`writeCompleted`).
-            break
-        case .reading:
-            close(&actions)   // nothing complete to answer; a partial request never will be
-        case .handling(let flight):
-            if flight.takesInterim { actions.next = .probePeer }
-        }
-        return actions
-    }
-
-    /// The client left: a read or write error (a reset).
-    mutating func peerClosed() -> Actions {
-        var actions = Actions()
-        close(&actions)
-        return actions
-    }
-
-    /// The server gives up on the connection (the drain deadline passed).
-    mutating func abort() -> Actions {
-        peerClosed()
-    }
-
-    private var hasPartialRequest: Bool { parser.hasPartialRequest || lookahead != nil }
+    var hasPartialRequest: Bool { parser.hasPartialRequest || lookahead != nil }
 
     /// Starts the next request, or answers the parser's error, if one is complete.
     private mutating func processNext(now: Instant, _ actions: inout Actions) {
@@ -316,7 +256,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         actions.reading = .pause
     }
 
-    private mutating func close(_ actions: inout Actions) {
+    mutating func close(_ actions: inout Actions) {
         let pending: Bool
         switch state {
         case .closed: return
