@@ -67,15 +67,17 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// `ioQueues` serial queues (each with its epoll instance) share the
     /// connections; tests choose one to put many connections on it.
+    /// `lingering`: how long a closed connection may linger
+    /// (`LingeringClose.seconds`); tests make it long to tell what else ends it.
     init(configuration: HTTPServerConfiguration, ioQueues count: Int, wallClock: any WallClock = SystemWallClock(),
-         handler: @escaping HTTPHandler) {
+         lingering: Duration = LingeringClose.seconds, handler: @escaping HTTPHandler) {
         limits = Mutex(configuration)
         pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes,
                                               staleAfter: Self.stalledForRoom(configuration)))
         dates = HTTPDate(clock: wallClock)
         self.handler = handler
-        ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)") }
-        acceptPoller = Poller(queue: acceptQueue)
+        ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)", lingering: lingering) }
+        acceptPoller = Poller(queue: acceptQueue, lingering: lingering)
     }
 
     deinit { evictionTimer?.cancel() }

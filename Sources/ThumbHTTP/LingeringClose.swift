@@ -14,8 +14,9 @@ import ThumbClock
 /// hang-up unregistering a source whose descriptor number was already back
 /// in use (HTTPServer.md § Closing a connection). Touched only on the queue.
 final class LingeringClose {
-    /// The most a lingering close lasts; the poller's sweep may end it up
-    /// to `Poller.lingerSweep` earlier, never later.
+    /// The most a lingering close lasts (the server's; tests may choose
+    /// another); the poller's sweep may end it up to `Poller.lingerSweep`
+    /// earlier.
     static let seconds = Duration.seconds(2)
     /// Bytes read and discarded at most; past them the client is not
     /// finishing a request but sending on, and the socket closes.

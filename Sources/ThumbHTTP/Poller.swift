@@ -31,8 +31,10 @@ final class Poller: @unchecked Sendable {
     private let source: DispatchSourceRead
     private var entries: [Int: Entry] = [:]
     private var events: [thumbd_epoll_event]
+    /// How long a closed socket may linger: `LingeringClose.seconds`.
+    private let lingering: Duration
     /// Lingering closes in the order they began, which is their deadline
-    /// order (they all last `LingeringClose.seconds`). Ended ones stay until
+    /// order (they all last `lingering`). Ended ones stay until
     /// the sweep passes them; `lingerHead` is the first not swept yet.
     private var lingerOrder: [(id: Int, deadline: MonotonicClock.Instant)] = []
     private var lingerHead = 0
@@ -45,11 +47,12 @@ final class Poller: @unchecked Sendable {
 
     private static let batch = 64
     /// Sweeps come at least this far apart and end every lingering close due
-    /// before the next one could: a close lingers between
-    /// `LingeringClose.seconds` less this and `LingeringClose.seconds`.
+    /// before the next one could: a close lingers between `lingering` less
+    /// this and `lingering` (as late as Dispatch fires the sweep).
     static let lingerSweep = Duration.milliseconds(250)
 
-    init(queue: DispatchQueue) {
+    init(queue: DispatchQueue, lingering: Duration) {
+        self.lingering = lingering
         let fd = thumbd_epoll_create()
         // Only at server start, and only when out of descriptors or memory.
         precondition(fd >= 0, "epoll_create1: \(String(cString: strerror(errno)))")
@@ -106,7 +109,7 @@ final class Poller: @unchecked Sendable {
             // A connection closed before it started (a drain reached it
             // first) was never in the set: it enters it now to linger.
             if registered || thumbd_epoll_add(epfd, fd, UInt64(id)) == 0 {
-                let lingering = LingeringClose(fd: fd, deadline: MonotonicClock().now.advanced(by: LingeringClose.seconds))
+                let lingering = LingeringClose(fd: fd, deadline: MonotonicClock().now.advanced(by: lingering))
                 entries[id] = .lingering(lingering)
                 lingerOrder.append((id, lingering.deadline))
                 scheduleSweep()
