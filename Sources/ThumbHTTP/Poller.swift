@@ -3,15 +3,16 @@ import CThumbSys
 import Glibc
 import ThumbClock
 
-/// One epoll instance per I/O queue, watched by one Dispatch read source on
-/// that queue: the sockets of the queue register once, edge-triggered, and
-/// a wake-up serves every socket that became ready since the last one.
+/// One epoll instance per I/O queue (and one for the listeners, on the
+/// accept queue), watched by one Dispatch read source on that queue: the
+/// sockets of the queue register once, edge-triggered, and a wake-up serves
+/// every socket that became ready since the last one.
 /// A Dispatch source per socket cost, per read event, an ioctl, two
 /// `epoll_ctl` re-arms and a hand-off between threads (HTTPServer.md
 /// § I/O queues); and a source per lingering socket crashed libdispatch
-/// under churn (`LingeringClose`). So this source, on the epoll descriptor
-/// (which never hangs up and is closed only with the poller), is the one
-/// Dispatch source on a descriptor in ThumbHTTP.
+/// under churn (`LingeringClose`). So the pollers' sources, each on an
+/// epoll descriptor (which never hangs up and is closed only with its
+/// poller), are the only Dispatch sources on a descriptor in ThumbHTTP.
 ///
 /// The poller owns the descriptors registered with it: it alone closes
 /// them, always after taking them out of the set, so no event it reports
