@@ -28,8 +28,8 @@ final class Connection: @unchecked Sendable {
     /// a stopped server let go of it, and must then find the server alive
     /// rather than trap. The cycle (server → its open connections → server)
     /// ends when the connection closes and the server drops it.
-    private let server: HTTPServer
-    private var machine: Machine
+    let server: HTTPServer
+    var machine: Machine
     private var timer: DispatchSourceTimer?
     // I/O bookkeeping only: what the socket, the poller and the read loop
     // are up to, which the machine never sees. Where the response stands in
@@ -48,6 +48,9 @@ final class Connection: @unchecked Sendable {
     /// The peer shut down or the socket failed: a short read does not mean
     /// the socket is drained, end of stream still waits to be read.
     private var peerHungUp = false
+    /// End of stream was read, or a read or write failed: nothing more can
+    /// arrive, so the socket closes without lingering.
+    var peerDone = false
     /// Inside `readAvailable`'s loop: a nested resume leaves the reading to it.
     private var reading = false
     /// Registered with the poller: a drain may read the socket.
@@ -58,9 +61,9 @@ final class Connection: @unchecked Sendable {
     /// handler's array, not copied) and how much of both the socket took.
     /// `head` keeps its capacity between responses: serialized into again,
     /// not allocated per response.
-    private var head: [UInt8] = []
-    private var body: [UInt8] = []
-    private var written = 0
+    var head: [UInt8] = []
+    var body: [UInt8] = []
+    var written = 0
 
     init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: ConnectionLimits,
          screenHead: @escaping (HTTPRequest) -> HTTPResponse?, renderError: @escaping HTTPError.Renderer) {
@@ -106,11 +109,15 @@ final class Connection: @unchecked Sendable {
         do {
             result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
         } catch {
+            peerDone = true
             return perform(machine.peerClosed())
         }
         switch result {
         case .wouldBlock: perform(machine.drain())
-        case .processed(0): perform(machine.peerClosed())
+        case .processed(0):
+            peerDone = true
+            perform(machine.inputEnded(now: Self.now()))
+            perform(machine.drain())
         case .processed(let n): perform(machine.drain(received: io.readBuffer[0..<n], now: Self.now()))
         }
     }
@@ -130,7 +137,7 @@ final class Connection: @unchecked Sendable {
     /// Timer first, then reading, then `next`: `next` may run the handler,
     /// which may answer at once and so perform the next actions from inside
     /// this call; those must not be overtaken by stale ones.
-    private func perform(_ actions: Machine.Actions) {
+    func perform(_ actions: Machine.Actions) {
         if let delay = actions.timer { schedule(after: delay) }
         var resumed = false
         switch actions.reading {
@@ -157,6 +164,7 @@ final class Connection: @unchecked Sendable {
             serialize(outgoing)
             if reserveRoom { reserve(outgoing) } else { flush(mayBeWaiting: false) }
         case .send: flush(mayBeWaiting: false)
+        case .probePeer: probePeer()
         case .close(let cancelRequest): closeSocket(cancelRequest: cancelRequest)
         }
         // After `next`, for the reason above. No edge comes for bytes that
@@ -199,6 +207,7 @@ final class Connection: @unchecked Sendable {
                 result = try io.readBuffer.withUnsafeMutableBytes { try Socket.read(fd, into: $0) }
             } catch {
                 readReady = false
+                peerDone = true
                 perform(machine.peerClosed())
                 return
             }
@@ -207,7 +216,15 @@ final class Connection: @unchecked Sendable {
                 readReady = false
             case .processed(0):
                 readReady = false
-                perform(machine.peerClosed())
+                if peerDone {
+                    // End of stream again, on a new edge: after its FIN a
+                    // reset only shows as the socket's error (a read keeps
+                    // saying end of stream), and it means the client is gone.
+                    if Socket.pendingError(fd) != 0 { perform(machine.peerClosed()) }
+                } else {
+                    peerDone = true
+                    perform(machine.inputEnded(now: Self.now()))
+                }
             case .processed(let n):
                 // A short read emptied the socket: saves the read that would say EAGAIN.
                 if n < io.readBuffer.count, !peerHungUp { readReady = false }
@@ -235,104 +252,6 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Serializes the response into `head` and `body` (shared with the
-    /// handler's array, not copied).
-    private func serialize(_ outgoing: OutgoingResponse) {
-        written = 0
-        head.removeAll(keepingCapacity: true)
-        if outgoing.isInterim {
-            head.append(contentsOf: ResponseHead.continueBytes)
-            body = []
-        } else {
-            ResponseHead.write(outgoing.response, keepAlive: outgoing.keepAlive, date: server.dates, into: &head)
-            body = ResponseHead.body(of: outgoing.response)
-        }
-    }
-
-    /// Asks the server's pending-bytes budget for room for the serialized
-    /// response and does what the machine makes of the answer.
-    private func reserve(_ outgoing: OutgoingResponse) {
-        switch machine.roomDecided(server.reserve(self, bytes: head.count + body.count), for: outgoing) {
-        case .send(let record):
-            server.responded(record)
-            flush(mayBeWaiting: false)
-        case .wait(let record):
-            server.responded(record)
-        case .sendRefusal(let refusal, let record):
-            server.responded(record)
-            serialize(refusal)
-            flush(mayBeWaiting: false)
-        case .none:
-            break
-        }
-    }
-
-    /// Writes head and body with one writev per attempt; what the socket does
-    /// not take now waits for the next writable edge (no extra copy is buffered).
-    /// `mayBeWaiting`: called for a writable edge, which may come while the
-    /// response waits for room (the machine's say); the machine's own `.send`
-    /// needs no asking.
-    private func flush(mayBeWaiting: Bool = true) {
-        // A late write event after the response completed or the socket closed,
-        // or a response still waiting for room.
-        guard !head.isEmpty, !mayBeWaiting || machine.room != .awaiting else { return }
-        var progressed = 0
-        while written < head.count + body.count {
-            let result: IOResult
-            do {
-                result = try writeSome()
-            } catch {
-                perform(machine.peerClosed())
-                return
-            }
-            guard case .processed(let n) = result else {
-                if progressed > 0 {
-                    let actions = machine.writeProgressed(bytes: progressed, now: Self.now())
-                    if actions.room == .credit { server.written(self, bytes: progressed) }
-                    perform(actions)
-                }
-                return
-            }
-            written += n
-            progressed += n
-        }
-        finishResponse()
-        perform(machine.writeCompleted(now: Self.now()))
-    }
-
-    /// Empties `head` (the next `flush` is a late event, not a response),
-    /// keeping a usual head's capacity for the next response.
-    private func finishResponse() {
-        if head.capacity > 4096 { head = [] } else { head.removeAll(keepingCapacity: true) }
-        body = []
-    }
-
-    /// One writev of what is left of the head and the body.
-    private func writeSome() throws -> IOResult {
-        try head.withUnsafeBytes { head in
-            try body.withUnsafeBytes { body in
-                try withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { iov in
-                    var count = 0
-                    if written < head.count {
-                        iov[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress! + written),
-                                       iov_len: head.count - written)
-                        count = 1
-                        if body.count > 0 {
-                            iov[1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress!), iov_len: body.count)
-                            count = 2
-                        }
-                    } else {
-                        let offset = written - head.count
-                        iov[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + offset),
-                                       iov_len: body.count - offset)
-                        count = 1
-                    }
-                    return try Socket.writev(fd, iov.baseAddress!, Int32(count))
-                }
-            }
-        }
-    }
-
     private func closeSocket(cancelRequest: Bool) {
         timer?.cancel()
         if cancelRequest {
@@ -341,9 +260,10 @@ final class Connection: @unchecked Sendable {
         }
         responder = nil
         closed = true
-        // Out of the epoll set before the descriptor can close (and be reused).
-        io.poller.remove(self)
-        LingeringClose.start(fd: fd, queue: queue)
+        // The poller takes the descriptor: out of the epoll set before it
+        // closes (and its number is reused), lingering first unless the
+        // client is known to send nothing more.
+        io.poller.close(self, linger: !peerDone)
         head = []
         body = []
         server.connectionClosed(self)

@@ -6,6 +6,9 @@ enum ConnectionState {
         var path: String
         /// What the client asked for; draining may still say close.
         var keepAlive: Bool
+        /// HTTP/1.1: an interim `100 Continue` may precede the answer
+        /// (never to HTTP/1.0, RFC 9110 § 15.2).
+        var takesInterim: Bool
     }
 
     /// Between requests: waiting for the next head, or the rest of it.

@@ -33,6 +33,10 @@ enum ConnectionNext {
     /// Write the serialized response: `writeProgressed` as the socket takes
     /// some, `writeCompleted` once it took it all.
     case send
+    /// The client ended its input while its request is with the handler:
+    /// send a bare `100 Continue` now, to learn whether it is still there
+    /// (`inputEnded`). Not a response: nothing is charged or recorded.
+    case probePeer
     /// Close the socket and cancel the timer. `cancelRequest`: a request is
     /// still pending, so tell its handler (`Responder.cancel()`) and count
     /// it finished.

@@ -33,7 +33,15 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     var room = Room.none
     private var limits: Limits
     private var parser: RequestParser
-    private var draining = false
+    /// Set by the events in ConnectionStateMachine+Ending.swift only.
+    var draining = false
+    /// The client sent end of stream: what it asked in full is still
+    /// answered, then the connection closes (`inputEnded`). Set by
+    /// `inputEnded` only.
+    var receivedEndOfStream = false
+    /// Draining, or the client's input ended: the connection closes once
+    /// nothing fully received is left to answer.
+    private var closesWhenAnswered: Bool { draining || receivedEndOfStream }
     /// Back-pressure: the driver stops reading while this holds.
     private(set) var readingPaused = false
     /// While draining: the next request, parsed ahead to learn whether the
@@ -99,9 +107,10 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         var response = response
         if flight.method == "HEAD" { response.omitBody = true }
         var keepAlive = flight.keepAlive
-        if draining && keepAlive {
-            // A draining connection closes once nothing fully received is left
-            // to answer: it stays open only for a request already here.
+        if closesWhenAnswered && keepAlive {
+            // A draining connection, or one whose client ended its input,
+            // closes once nothing fully received is left to answer: it stays
+            // open only for a request already here.
             if lookahead == nil { lookahead = parser.next() }
             if case .request? = lookahead {} else { keepAlive = false }
         }
@@ -158,12 +167,16 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             // `100 Continue` went out: the head's deadline, still armed, now
             // covers the body (sending the 100 does not give the client more time).
             processNext(now: now, &actions)
+            if receivedEndOfStream, case .reading = state {
+                close(&actions)   // the body did not come before the client's end of stream
+                return actions
+            }
             actions.timer = timerToSchedule(now: now)
             return actions
         }
         armDeadline(hasPartialRequest ? .head : .idle, now: now)
         processNext(now: now, &actions)
-        if draining, case .reading = state {
+        if closesWhenAnswered, case .reading = state {
             close(&actions)   // nothing complete left to answer: idle, so it goes
             return actions
         }
@@ -196,42 +209,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         return actions
     }
 
-    /// Graceful drain (ServiceLife.md): an idle connection closes at once; a busy
-    /// one (a request in flight, or part of one received) after its response.
-    /// `received`: what the socket held when the drain began, not yet passed
-    /// in; a request in it was sent before the drain, so it is answered
-    /// (`Connection: close`) rather than dropped with an idle connection.
-    mutating func drain<Bytes: Collection<UInt8>>(received: Bytes, now: Instant) -> Actions {
-        if case .closed = state { return Actions() }
-        draining = true
-        var actions = received.isEmpty ? Actions() : bytesReceived(received, now: now)
-        if case .reading = state, !hasPartialRequest { close(&actions) }
-        return actions
-    }
-
-    /// The drain, with nothing read from the socket.
-    mutating func drain() -> Actions {
-        if case .closed = state { return Actions() }
-        draining = true
-        var actions = Actions()
-        if case .reading = state, !hasPartialRequest { close(&actions) }
-        return actions
-    }
-
-
-    /// The client left: end of file, or a read or write error.
-    mutating func peerClosed() -> Actions {
-        var actions = Actions()
-        close(&actions)
-        return actions
-    }
-
-    /// The server gives up on the connection (the drain deadline passed).
-    mutating func abort() -> Actions {
-        peerClosed()
-    }
-
-    private var hasPartialRequest: Bool { parser.hasPartialRequest || lookahead != nil }
+    var hasPartialRequest: Bool { parser.hasPartialRequest || lookahead != nil }
 
     /// Starts the next request, or answers the parser's error, if one is complete.
     private mutating func processNext(now: Instant, _ actions: inout Actions) {
@@ -265,7 +243,8 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
             }
         case .request(let request)?:
             deadline = nil
-            state = .handling(Flight(method: request.method, path: request.path, keepAlive: request.keepAlive))
+            state = .handling(Flight(method: request.method, path: request.path, keepAlive: request.keepAlive,
+                                     takesInterim: request.minorVersion >= 1))
             requestStartedAt = now
             actions.next = .startRequest(request)
         }
@@ -277,7 +256,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         actions.reading = .pause
     }
 
-    private mutating func close(_ actions: inout Actions) {
+    mutating func close(_ actions: inout Actions) {
         let pending: Bool
         switch state {
         case .closed: return

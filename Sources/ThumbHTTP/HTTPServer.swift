@@ -4,9 +4,10 @@ import Glibc
 import Synchronization
 import ThumbClock
 
-/// thumbd's HTTP/1.1 server: non-blocking sockets driven by Dispatch sources
-/// (the listeners' own, and on each I/O queue one on an epoll instance that
-/// watches that queue's connections, edge-triggered).
+/// thumbd's HTTP/1.1 server: non-blocking sockets in edge-triggered epoll
+/// sets, one per I/O queue for its connections and one on the accept queue
+/// for the listeners, each driven by one Dispatch source on its epoll
+/// descriptor (`Poller`).
 /// It knows nothing of images; `handler` answers requests.
 public final class HTTPServer: @unchecked Sendable {
     private let limits: Mutex<HTTPServerConfiguration>
@@ -27,7 +28,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// no-room 503, …), so their body is the application's. Set before `listen`.
     public var renderError: HTTPError.Renderer = HTTPError.plainText
 
-    private struct State {
+    struct State {
         var stats = ServerStatistics()
         var connections: [Int: Connection] = [:]
         var nextID = 0
@@ -35,15 +36,27 @@ public final class HTTPServer: @unchecked Sendable {
         var drainCompletion: (@Sendable () -> Void)?
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// Response bytes queued for clients (`http.maxPendingResponseBytes`).
-    private let pending: Mutex<PendingResponseLedger<MonotonicClock>>
+    let pending: Mutex<PendingResponseLedger<MonotonicClock>>
+    /// Where the ledger is looked at again while responses wait, as charged
+    /// connections stall (HTTPServer+Room.swift); it and the two below are
+    /// touched only on it.
+    let roomQueue = DispatchQueue(label: "thumbd.room")
+    var evictionTimer: DispatchSourceTimer?
+    var evictionCheckAt: MonotonicClock.Instant?
     private let acceptFailures = Mutex(AcceptFailures<MonotonicClock>())
     /// The `Date` header, from the wall clock given at init.
     let dates: HTTPDate
     private let acceptQueue = DispatchQueue(label: "thumbd.accept")
+    /// The listeners' epoll set; it and `listeners`, `nextListenerID` and
+    /// `acceptPaused` are touched only on `acceptQueue`.
+    private let acceptPoller: Poller
     private let ioQueues: [IOQueue]
-    private var listeners: [(fd: Int32, source: DispatchSourceRead)] = []
+    private var listeners: [Listener] = []
+    private var nextListenerID = 0
+    /// Accepting pauses after running out of descriptors (`acceptAll`).
+    private var acceptPaused = false
 
     /// `wallClock`: where the `Date` header comes from.
     public convenience init(configuration: HTTPServerConfiguration, wallClock: any WallClock = SystemWallClock(),
@@ -54,26 +67,42 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// `ioQueues` serial queues (each with its epoll instance) share the
     /// connections; tests choose one to put many connections on it.
+    /// `lingering`: how long a closed connection may linger
+    /// (`LingeringClose.seconds`); tests make it long to tell what else ends it.
     init(configuration: HTTPServerConfiguration, ioQueues count: Int, wallClock: any WallClock = SystemWallClock(),
-         handler: @escaping HTTPHandler) {
+         lingering: Duration = LingeringClose.seconds, handler: @escaping HTTPHandler) {
         limits = Mutex(configuration)
-        pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes))
+        pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes,
+                                              staleAfter: Self.stalledForRoom(configuration)))
         dates = HTTPDate(clock: wallClock)
         self.handler = handler
-        ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)") }
+        ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)", lingering: lingering) }
+        acceptPoller = Poller(queue: acceptQueue, lingering: lingering)
     }
+
+    deinit { evictionTimer?.cancel() }
 
     /// Starts listening; returns the bound port for `inet` addresses (useful with port 0).
     @discardableResult
     public func listen(_ address: ListenAddress) throws(SocketError) -> UInt16 {
         let fd = try Socket.listen(address)
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
-        source.setEventHandler { [self] in acceptAll(fd, source) }
-        source.setCancelHandler { Glibc.close(fd) }
-        acceptQueue.sync { listeners.append((fd, source)) }
-        source.resume()
-        if case .inet = address { return Socket.boundPort(fd) }
-        return 0
+        let port: UInt16 = if case .inet = address { Socket.boundPort(fd) } else { 0 }
+        // Registering reports the connections already waiting as an edge.
+        // The listener keeps the server until the drain closes it, as a
+        // running server must stay.
+        let added: Bool = acceptQueue.sync {
+            nextListenerID += 1
+            let listener = Listener(fd: fd, id: nextListenerID) { [self] in acceptAll($0) }
+            guard acceptPoller.add(listener) else { return false }
+            listeners.append(listener)
+            return true
+        }
+        guard added else {
+            let error = SocketError(operation: "epoll_ctl", errno: errno)
+            Glibc.close(fd)
+            throw error
+        }
+        return port
     }
 
     public var statistics: ServerStatistics {
@@ -99,7 +128,12 @@ public final class HTTPServer: @unchecked Sendable {
             limits.withLock { $0 = configuration }
             return Array(s.connections.values)
         }
-        pending.withLock { $0.limit = configuration.maxPendingResponseBytes }
+        pending.withLock {
+            $0.limit = configuration.maxPendingResponseBytes
+            $0.staleAfter = Self.stalledForRoom(configuration)
+        }
+        // A shorter send timeout may make waiting responses' room due sooner.
+        roomQueue.async { [self] in scheduleEvictionCheck() }
         let connectionLimits = ConnectionLimits(configuration)
         for c in open { c.queue.async { c.update(connectionLimits) } }
     }
@@ -120,21 +154,28 @@ public final class HTTPServer: @unchecked Sendable {
     /// True once a drain started: `/healthz` answers 503 from then on.
     public var isDraining: Bool { state.withLock { $0.draining } }
 
-    private func acceptAll(_ fd: Int32, _ source: DispatchSourceRead) {
+    /// Accepts until the backlog is empty (the listener is edge-triggered: no
+    /// new edge comes for connections left waiting). On the accept queue.
+    private func acceptAll(_ listener: Listener) {
+        guard !acceptPaused else { return }
         while true {
             let client: Int32
             do {
-                guard let accepted = try Socket.accept(fd) else { return }
+                guard let accepted = try Socket.accept(listener.fd) else { return }
                 client = accepted
             } catch {
                 let failure = acceptFailures.withLock { $0.failed(errno: error.errno, now: Connection.now()) }
                 if let message = failure.warning { onWarning?(message) }
                 if let pause = failure.pause {
                     // Out of descriptors or memory: the pending connection stays
-                    // in the backlog and the listener stays readable, so retrying
-                    // at once would spin. Pause accepting briefly instead.
-                    source.suspend()
-                    acceptQueue.asyncAfter(deadline: .now() + pause.dispatchInterval) { source.resume() }
+                    // in the backlog, so retrying at once would spin. Pause
+                    // accepting briefly, then try every listener again: no
+                    // edge announces what waited meanwhile.
+                    acceptPaused = true
+                    acceptQueue.asyncAfter(deadline: .now() + pause.dispatchInterval) { [self] in
+                        acceptPaused = false
+                        for l in listeners { acceptAll(l) }
+                    }
                 }
                 return
             }
@@ -156,39 +197,6 @@ public final class HTTPServer: @unchecked Sendable {
             }
             connection.queue.async { connection.start() }
         }
-    }
-
-    /// Charges a `bytes`-long response of `connection` to the pending-bytes
-    /// budget. `.write`: write it now. `.wait`: `connection.admitted()` runs
-    /// on its queue once there is room; the connections that made no progress
-    /// for longest are closed to make that room (done here). `.refuse`: no
-    /// room to wait either; answer `HTTPError.noRoomForResponse` instead.
-    func reserve(_ connection: Connection, bytes: Int) -> RoomDecision {
-        let decision = pending.withLock { $0.reserve(id: connection.id, bytes: bytes, now: Connection.now()) }
-        if case .wait(let evict) = decision, !evict.isEmpty {
-            let victims = state.withLock { s in evict.compactMap { s.connections[$0] } }
-            for c in victims { c.queue.async { c.evict() } }
-        }
-        return decision
-    }
-
-    /// The socket took `bytes` of `connection`'s charged response.
-    func written(_ connection: Connection, bytes: Int) {
-        let admitted = pending.withLock { $0.written(id: connection.id, bytes: bytes, now: Connection.now()) }
-        admit(admitted)
-    }
-
-    /// `connection`'s response is done or the connection closed: what is left
-    /// of its charge goes back to the budget, and a waiting response is dropped.
-    func releasePending(_ connection: Connection) {
-        let admitted = pending.withLock { $0.remove(id: connection.id, now: Connection.now()) }
-        admit(admitted)
-    }
-
-    private func admit(_ ids: [Int]) {
-        guard !ids.isEmpty else { return }
-        let ready = state.withLock { s in ids.compactMap { s.connections[$0] } }
-        for c in ready { c.queue.async { c.admitted() } }
     }
 
     func sendTimedOut() {
@@ -230,7 +238,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// `completion` runs once, when no connection is left.
     public func drain(deadline seconds: Double, completion: @escaping @Sendable () -> Void) {
         acceptQueue.sync {
-            for l in listeners { l.source.cancel() }
+            for l in listeners { acceptPoller.close(l) }
             listeners = []
         }
         let connections: [Connection] = state.withLock { s in

@@ -9,9 +9,9 @@ final class IOQueue: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     private static let key = DispatchSpecificKey<ObjectIdentifier>()
 
-    init(label: String) {
+    init(label: String, lingering: Duration) {
         queue = DispatchQueue(label: label)
-        poller = Poller(queue: queue)
+        poller = Poller(queue: queue, lingering: lingering)
         queue.setSpecific(key: Self.key, value: ObjectIdentifier(self))
     }
 

@@ -1,51 +1,54 @@
-@preconcurrency import Dispatch
 import Glibc
+import ThumbClock
 
-/// Closing a socket while the client is still sending (a `413` for a body too
-/// large, a `400` mid-request) makes the kernel answer with RST, and an RST
-/// destroys the response the client has not read yet. So, as nginx's
-/// `lingering_close` does: send FIN, read and discard what still arrives for
-/// a bounded time and byte count, then close. State is touched only on `queue`.
-final class LingeringClose: @unchecked Sendable {
-    static let seconds = 2.0
+/// A socket the server is done with but does not close yet. Closing while
+/// the client is still sending (a `413` for a body too large, a `400`
+/// mid-request, the rest of a pipeline) makes the kernel answer with RST,
+/// and an RST destroys the response the client has not read yet. So, as
+/// nginx's `lingering_close` does: send FIN, read and discard what still
+/// arrives, for at most `seconds` and `maxBytes`, then close.
+///
+/// It stays in its I/O queue's epoll set under the connection's id (the
+/// `Poller` drives it and alone closes it): a Dispatch source per lingering
+/// socket crashed libdispatch under churn ("Source finalized twice"), its
+/// hang-up unregistering a source whose descriptor number was already back
+/// in use (HTTPServer.md § Closing a connection). Touched only on the queue.
+final class LingeringClose {
+    /// The most a lingering close lasts (the server's; tests may choose
+    /// another); the poller's sweep may end it up to `Poller.lingerSweep`
+    /// earlier.
+    static let seconds = Duration.seconds(2)
+    /// Bytes read and discarded at most; past them the client is not
+    /// finishing a request but sending on, and the socket closes.
     static let maxBytes = 4 << 20
 
-    private let fd: Int32
-    private let source: DispatchSourceRead
+    let fd: Int32
+    let deadline: MonotonicClock.Instant
     private var discarded = 0
-    private var done = false
 
-    static func start(fd: Int32, queue: DispatchQueue) {
-        shutdown(fd, Int32(SHUT_WR))
-        let linger = LingeringClose(fd: fd, queue: queue)
-        queue.asyncAfter(deadline: .now() + seconds) { linger.finish() }
-        linger.source.resume()
-    }
-
-    private init(fd: Int32, queue: DispatchQueue) {
+    init(fd: Int32, deadline: MonotonicClock.Instant) {
         self.fd = fd
-        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [self] in drain() }
-        source.setCancelHandler { Glibc.close(fd) }
+        self.deadline = deadline
     }
 
-    private func drain() {
-        var scratch = [UInt8](repeating: 0, count: 65536)
-        while !done {
-            let n = scratch.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                discarded += n
-                if discarded > Self.maxBytes { return finish() }
-                continue
+    /// Reads and discards until the socket is empty (false: wait for the
+    /// next readable edge) or the client is done: end of stream, an error,
+    /// or over `maxBytes` (true: close now).
+    func drain(_ scratch: UnsafeMutableRawBufferPointer) -> Bool {
+        while true {
+            let result: IOResult
+            do {
+                result = try Socket.read(fd, into: scratch)
+            } catch {
+                return true   // reset or failed: nothing more will come
             }
-            if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
-            return finish()   // EOF or an error: the client is done
+            switch result {
+            case .wouldBlock: return false
+            case .processed(0): return true   // the client closed its side too
+            case .processed(let n):
+                discarded += n
+                if discarded > Self.maxBytes { return true }
+            }
         }
-    }
-
-    private func finish() {
-        guard !done else { return }
-        done = true
-        source.cancel()
     }
 }

@@ -13,19 +13,27 @@
 ///   in memory. One that would push the line past `limit` is refused (the
 ///   connection answers a small `503` instead and drops the body).
 ///
-/// Each response that waits closes the connections that have made no
-/// progress for longest, as many as it takes so that once they are gone
-/// every waiting response fits. Waiting responses are charged in arrival
-/// order as they fit; a later one goes first (passes) only into room that
-/// the ones ahead of it are not promised, so passing never delays them: a
-/// waiting response is charged at the latest when the connections closed
-/// for it are gone.
-struct PendingResponseLedger<C: Clock> {
+/// While responses wait, connections that have made no progress for
+/// `staleAfter` are closed, those stalled longest first, as many as it takes
+/// so that once they are gone every waiting response fits. A connection
+/// whose client is reading is never closed to make room: the new responses
+/// wait for it instead (`nextEviction` says when to look again, as
+/// connections stall). Waiting responses are charged in arrival order as
+/// they fit; a later one goes first (passes) only into room that the ones
+/// ahead of it are not promised, so passing never delays them: a waiting
+/// response is charged at the latest when the connections closed for it
+/// are gone.
+struct PendingResponseLedger<C: Clock> where C.Duration == Duration {
     typealias Instant = C.Instant
     typealias Decision = RoomDecision
 
     /// Bytes; the most charged, and the most waiting, at once.
     var limit: Int
+    /// How long a charged connection must have made no progress (the
+    /// socket took none of its response) before it may be closed to make
+    /// room. The server's is a quarter of the send timeout (HTTPServer.md,
+    /// Slow readers, says why).
+    var staleAfter: Duration
     /// Bytes charged now, over every connection.
     private(set) var total = 0
     /// The most `total` ever was.
@@ -54,8 +62,9 @@ struct PendingResponseLedger<C: Clock> {
     /// response pass.
     private var evicting: Set<Int> = []
 
-    init(limit: Int) {
+    init(limit: Int, staleAfter: Duration) {
         self.limit = limit
+        self.staleAfter = staleAfter
     }
 
     /// Asks to queue a `bytes`-long response on connection `id`.
@@ -73,13 +82,29 @@ struct PendingResponseLedger<C: Clock> {
         waiting.append((id, bytes))
         waitingTotal += bytes
         waitingPeak = max(waitingPeak, waitingTotal)
-        return .wait(evict: victims())
+        return .wait(evict: victims(now: now))
+    }
+
+    /// The connections to close now for the responses waiting: those that
+    /// have stalled for `staleAfter` since they were last looked at. Call at
+    /// `nextEviction`.
+    mutating func evictStale(now: Instant) -> [Int] {
+        victims(now: now)
+    }
+
+    /// When a charged connection, if it makes no progress meanwhile, will
+    /// have stalled long enough to be closed for the responses waiting; nil
+    /// when none needs to be (they fit once the connections closing are
+    /// gone, or nothing waits).
+    var nextEviction: Instant? {
+        guard shortfall > 0 else { return nil }
+        return charges.lazy.filter { !evicting.contains($0.key) }.map { $0.value.lastProgress.advanced(by: staleAfter) }.min()
     }
 
     /// The socket took `bytes` of connection `id`'s response. Returns the
     /// waiting connections now charged: they may write.
     mutating func written(id: Int, bytes: Int, now: Instant) -> [Int] {
-        guard var c = charges[id] else { return [] }
+        guard var c = charges[id], bytes > 0 else { return [] }
         let credited = min(bytes, c.bytes)
         c.bytes -= credited
         c.lastProgress = now
@@ -141,13 +166,18 @@ struct PendingResponseLedger<C: Clock> {
         return admitted
     }
 
-    /// Enough charged connections, least recent progress first, that once
-    /// they are gone every waiting response fits.
-    private mutating func victims() -> [Int] {
-        var needed = total - closingBytes + waitingTotal - limit
+    /// Bytes that must still be freed, beyond the connections closing, for
+    /// every waiting response to fit.
+    private var shortfall: Int { total - closingBytes + waitingTotal - limit }
+
+    /// Enough stalled charged connections, least recent progress first,
+    /// that once they are gone every waiting response fits; fewer (maybe
+    /// none) if not enough have stalled for `staleAfter`.
+    private mutating func victims(now: Instant) -> [Int] {
+        var needed = shortfall
         guard needed > 0 else { return [] }
         var chosen: [Int] = []
-        let candidates = charges.filter { !evicting.contains($0.key) }
+        let candidates = charges.filter { !evicting.contains($0.key) && $0.value.lastProgress.advanced(by: staleAfter) <= now }
             .sorted { ($0.value.lastProgress, $0.key) < ($1.value.lastProgress, $1.key) }
         for (id, c) in candidates where needed > 0 {
             chosen.append(id)

@@ -24,17 +24,18 @@ import ThumbTestSupport
     /// Ten 4 KiB-window clients that read nothing ask for 16 MiB each against
     /// a 40 MiB budget (at most 2 charged and 2 waiting at once); their
     /// answers are released together, and 4 KiB ones for two reading clients
-    /// at once and once every large one was decided. Both come in well under the 3 s send timeout
-    /// (first come, first served kept the later one behind stalled 16 MiB
-    /// answers for rounds of send timeouts); neither amount passes the budget; the
-    /// answers with no room get `503` + close, as many as
-    /// the server counts; and afterwards a reading client still gets 16 MiB.
+    /// at once and once every large one was decided. Both come in well under
+    /// the 2 s send timeout, at most about the 0.5 s a stalled reader keeps
+    /// its room (first come, first served kept the later one behind stalled
+    /// 16 MiB answers for rounds of send timeouts); neither amount passes the
+    /// budget; the answers with no room get `503` + close, as many as the
+    /// server counts; and afterwards a reading client still gets 16 MiB.
     @Test func aSmallAnswerPassesLargeWaitingOnesAndTheLineStaysWithinTheBudget() throws {
         let size = 16 << 20, budget = 40 << 20, readers = 10
         let big = [UInt8](repeating: 5, count: size)
         let small = [UInt8](repeating: 6, count: 4096)
         let gate = Gate()
-        let server = HTTPServer(configuration: HTTPServerConfiguration(sendTimeoutSeconds: 3, maxPendingResponseBytes: budget)) {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(sendTimeoutSeconds: 2, maxPendingResponseBytes: budget)) {
             request, responder in
             if request.path == "/later" { responder.respond(HTTPResponse(status: 200, body: big)) } else { gate.hold(request.path, responder) }
         }
@@ -61,7 +62,8 @@ import ThumbTestSupport
             let answer = client.readResponse()
             let waited = Date().timeIntervalSince(start)
             #expect(answer?.status == 200 && answer?.body == small)
-            #expect(waited < 1, "\(path) took \(waited) s")
+            // It may wait for the charged readers to stall 0.5 s and be closed.
+            #expect(waited < 1.5, "\(path) took \(waited) s")
         }
 
         #expect(eventually(5) { server.statistics.pendingResponseBytesWaiting == 0 })

@@ -20,6 +20,7 @@ extension ConnectionNext {
     /// budget first (nil: not a write).
     var reservesRoom: Bool? { if case .write(_, let reserve) = self { reserve } else { nil } }
     var isSend: Bool { if case .send = self { true } else { false } }
+    var isProbe: Bool { if case .probePeer = self { true } else { false } }
 }
 
 extension RoomStep {
