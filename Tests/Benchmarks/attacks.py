@@ -304,9 +304,11 @@ def failing_urls(d, origin, work):
 
 
 def honest_reader(d, origin, work):
-    """8 connections reading one 16 MiB rgba answer (a memory hit after the first)
-    as fast as they can, beside one reading another steadily at ~2 MiB/s;
-    http.maxPendingResponseBytes 32 MiB. The steady reader must get its whole answer."""
+    """One client starts reading a 16 MiB rgba answer steadily at ~2 MiB/s; then 8
+    connections read another 16 MiB answer (a memory hit after the first) as fast
+    as they can; http.maxPendingResponseBytes 32 MiB. The steady reader, whose
+    answer was under way first, must get all of it: room is made by closing
+    stalled connections, never one that is reading."""
     stop = threading.Event()
     def fast(k):
         for i in range(200):
@@ -314,25 +316,27 @@ def honest_reader(d, origin, work):
                 return
             d.get(f"/thumbnail?url={quote(f'{origin.base}/normal.jpg?fast')}"
                   "&w=2048&h=2048&fit=fill&enlarge=1&format=rgba", 30)
-    fasts = [threading.Thread(target=fast, args=(k,)) for k in range(8)]
-    for t in fasts: t.start()
-    time.sleep(2)
     s = socket.create_connection(("127.0.0.1", d.port), timeout=30)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
     s.sendall((f"GET /thumbnail?url={quote(origin.base + '/normal.jpg?steady')}&w=2048&h=2048&fit=fill"
                "&enlarge=1&format=rgba HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").encode())
-    got, start = 0, time.monotonic()
+    fasts = [threading.Thread(target=fast, args=(k,)) for k in range(8)]
+    got, start, started = 0, time.monotonic(), False
     try:
         while time.monotonic() - start < 30:
             chunk = s.recv(64 * 1024)
             if not chunk:
                 break
             got += len(chunk)
+            if got >= MIB and not started:
+                started = True
+                for t in fasts: t.start()
             time.sleep(len(chunk) / (2 * MIB))
     except OSError:
         pass
     s.close()
     stop.set()
-    for t in fasts: t.join()
+    for t in fasts[:8 if started else 0]: t.join()
     whole = got >= 2048 * 2048 * 4
     return [], whole, f"steady reader got {got / MIB:.1f} MiB of 16"
 
