@@ -20,6 +20,21 @@ public final class ServiceHandler: Sendable {
     /// The server's figures and drain state; set once the server exists.
     private let serverStatistics: @Sendable () -> ServerStatistics
     private let isDraining: @Sendable () -> Bool
+    /// Told the detail of every `500 internal_error`, which the client gets
+    /// without it (Errors.md): a bug or a disk that failed mid-download must
+    /// reach the operator's log. Read once per such error only.
+    private let internalErrorLog = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Where the details of `500 internal_error` answers go; thumbd logs them at `error`. Set it before listening.
+    public func setInternalErrorLog(_ log: (@Sendable (String) -> Void)?) {
+        internalErrorLog.withLock { $0 = log }
+    }
+
+    /// Passes an internal error's detail, with the request it answered, to the log.
+    private func report(_ error: ServiceError, _ request: HTTPRequest) {
+        guard case .internalError(let detail) = error, let log = internalErrorLog.withLock({ $0 }) else { return }
+        log("\(request.method) \(request.target): \(detail)")
+    }
 
     public init(service: ThumbnailService, security: DaemonConfiguration.Security,
                 serverStatistics: @escaping @Sendable () -> ServerStatistics,
@@ -146,16 +161,18 @@ public final class ServiceHandler: Sendable {
             do {
                 parsed = try ThumbnailRequest(query: request.query, config: config, accept: key.accept)
             } catch {
+                report(error, request)
                 return responder.respond(error.thumbnailResponse(config.output, varies: false))
             }
             shortcuts.remember(key, .init(request: parsed, fields: nil), generation: generation)
         }
         let ifNoneMatch = request.header("If-None-Match")
         let varies = parsed.variesByAccept
-        service.thumbnail(parsed, clientGone: { responder.isCancelled }) { [service] result in
+        service.thumbnail(parsed, clientGone: { responder.isCancelled }) { [self, service] result in
             let output = service.config.output
             switch result {
             case .failure(let error):
+                report(error, request)
                 responder.respond(error.thumbnailResponse(output, varies: varies))
             case .success(let answer):
                 let fields = AnswerFields(answer.rendition, cacheControl: Self.cacheControl(output), varies: varies)
@@ -178,6 +195,7 @@ public final class ServiceHandler: Sendable {
             responder.respond(HTTPResponse.json(status: 202,
                                                 JSONValue.object([("accepted", .integer(batch.items.count))]).serialized()))
         } catch {
+            report(error, request)
             responder.respond(error.response)
         }
     }
