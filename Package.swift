@@ -10,7 +10,7 @@ import PackageDescription
 //   ThumbHTTP (sockets, parser, connections; no images, no JSON) → CThumbSys, ThumbClock
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
 //   ThumbService (its configuration, disk store, memory cache, coalescing, render queue, pipeline,
-//     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbClock
+//     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbClock, CThumbSys
 //   ThumbAPI (routes, handler, error answers, /stats and /metrics, signing, the config file,
 //     Daemon assembly) → ThumbService, ThumbHTTP
 //   thumbd (CLI, signals, systemd, logging) → ThumbAPI
@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "ThumbJSON"),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
         .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbFetch", "ThumbJSON", "CCrypto",
-                                                     "ThumbClock"]),
+                                                     "ThumbClock", "CThumbSys"]),
         .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
                                                  "ThumbClock"]),
 

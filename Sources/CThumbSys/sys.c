@@ -1,6 +1,15 @@
 #define _GNU_SOURCE
 #include "thumbd_sys.h"
+#include <pthread.h>
+#include <string.h>
 #include <sys/epoll.h>
+
+void thumbd_name_this_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    pthread_setname_np(pthread_self(), shortened);
+}
 
 int thumbd_accept_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -70,6 +70,22 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         #expect(recorder.threads.count <= 2)
     }
 
+    /// The kernel knows the workers by name (top -H, perf, /proc/PID/task/*/comm):
+    /// Foundation's Thread.name alone never reached it on Linux.
+    @Test func workersAreNamedForTheKernel() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let name = Mutex("")
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1) {
+            let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            name.withLock { $0 = comm.trimmingCharacters(in: .whitespacesAndNewlines) }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(["thumbd-render-0", "thumbd-render-1"].contains(name.withLock { $0 }), "\(name.withLock { $0 })")
+    }
+
     @Test func aFullQueueRejectsWithOverloaded() throws {
         let queue = RenderQueue(workers: 1, maxQueue: 2, memoryBudget: 1000)
         defer { queue.shutdown() }

@@ -42,4 +42,10 @@ int thumbd_epoll_remove(int epfd, int fd);
 /// returns the count, or -1 with errno.
 int thumbd_epoll_ready(int epfd, thumbd_epoll_event *out, int max);
 
+/// Names the calling thread for the kernel (top -H, perf, /proc/.../comm):
+/// at most 15 bytes are kept. Foundation's Thread.name does not reach the
+/// kernel on Linux, and pthread_setname_np needs _GNU_SOURCE, which Swift's
+/// Glibc module does not define.
+void thumbd_name_this_thread(const char *name);
+
 #endif

@@ -1,3 +1,4 @@
+import CThumbSys
 import Foundation
 import Synchronization
 import ThumbClock
@@ -82,8 +83,14 @@ public final class RenderQueue: Sendable {
         workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
         state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget))
         for n in 0..<workerCount {
-            let thread = Thread { [self] in self.runWorker() }
-            thread.name = "thumbd-render-\(n)"
+            // Foundation's Thread.name does not reach the kernel on Linux, so
+            // top, perf and /proc would show the creating thread's name: the
+            // worker names itself (15 bytes at most, the kernel's limit).
+            let name = n < 10 ? "thumbd-render-\(n)" : "thumbd-rend-\(n)"
+            let thread = Thread { [self] in
+                thumbd_name_this_thread(name)
+                self.runWorker()
+            }
             thread.start()
         }
     }
