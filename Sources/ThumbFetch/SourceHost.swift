@@ -82,7 +82,8 @@ public enum SourceHost: Equatable, Sendable {
         var i = 0
         while i < bytes.count {
             if bytes[i] == UInt8(ascii: "%") {
-                guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2]) else {
+                guard i + 2 < bytes.count, let hi = URLNormalization.hexDigit(bytes[i + 1]),
+                      let lo = URLNormalization.hexDigit(bytes[i + 2]) else {
                     return nil
                 }
                 out.append(hi << 4 | lo)
@@ -93,15 +94,6 @@ public enum SourceHost: Equatable, Sendable {
             }
         }
         return out
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
     }
 
     /// The labels, a trailing empty one (`127.0.0.1.`) dropped.
@@ -156,7 +148,7 @@ public enum SourceHost: Equatable, Sendable {
         guard !digits.isEmpty else { return nil }
         var value: UInt64 = 0
         for c in digits {
-            guard let d = hexValue(c).map(UInt64.init), d < radix else { return nil }
+            guard let d = URLNormalization.hexDigit(c).map(UInt64.init), d < radix else { return nil }
             value = value * radix + d
             if value > UInt64(UInt32.max) + 1 { value = UInt64(UInt32.max) + 1 }
         }

@@ -82,7 +82,7 @@ public enum URLNormalization {
         out.reserveCapacity(bytes.count)
         var i = 0
         while i < bytes.count {
-            if bytes[i] == 0x25, i + 2 < bytes.count, let hi = hex(bytes[i + 1]), let lo = hex(bytes[i + 2]) {
+            if bytes[i] == 0x25, i + 2 < bytes.count, let hi = hexDigit(bytes[i + 1]), let lo = hexDigit(bytes[i + 2]) {
                 let value = hi << 4 | lo
                 if isUnreserved(value) {
                     out.append(value)
@@ -120,7 +120,8 @@ public enum URLNormalization {
         return output.joined()
     }
 
-    private static func hex(_ c: UInt8) -> UInt8? {
+    /// The value of one hex digit (either case), nil for any other byte.
+    static func hexDigit(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: c - 0x30
         case 0x41...0x46: c - 0x41 + 10

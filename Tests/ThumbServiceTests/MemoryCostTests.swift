@@ -14,14 +14,6 @@ import ThumbTestSupport
         try ThumbnailPipeline.encode(Bitmap(width: 1, height: 1, pixels: [9, 8, 7, 255]), format: .png, quality: 82).bytes
     }
 
-    private func answer(_ s: ThumbnailService, _ r: ThumbnailRequest) -> Result<ThumbnailResult, ServiceError> {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
-        s.thumbnail(r) { result in box.withLock { $0 = result }; done.signal() }
-        done.wait()
-        return box.withLock { $0! }
-    }
-
     /// The case in small: a 1×1 source under a 2 KB URL asked as
     /// `rgba` at many widths makes two 4-byte entries per width, each
     /// holding its own copy of the URL. Counting pixels only reported 8 bytes

@@ -21,14 +21,6 @@ import ThumbTestSupport
                              config: ServiceConfiguration())
     }
 
-    private func answer(_ s: ThumbnailService, _ r: ThumbnailRequest) -> Result<ThumbnailResult, ServiceError> {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
-        s.thumbnail(r) { result in box.withLock { $0 = result }; done.signal() }
-        done.wait()
-        return box.withLock { $0! }
-    }
-
     /// 1000 distinct variants of one source (10 sizes × 100 qualities) through a
     /// 100 KB cache: it never holds more than its limit, and it evicts rather than refuses.
     @Test func theMemoryCacheStaysWithinItsLimitUnder1000Variants() throws {

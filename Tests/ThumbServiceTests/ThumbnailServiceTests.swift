@@ -37,17 +37,6 @@ private final class FixtureOrigin: OriginFetching {
         try ThumbnailRequest(query: [("url", url), ("w", String(w))], config: ServiceConfiguration())
     }
 
-    private func answer(_ service: ThumbnailService, _ r: ThumbnailRequest) -> Result<ThumbnailResult, ServiceError> {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
-        service.thumbnail(r) { result in
-            box.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return box.withLock { $0! }
-    }
-
     @Test func identicalConcurrentRequestsShareOneDownloadAndOneRender() throws {
         let origin = FixtureOrigin()
         let service = ThumbnailService(configuration: ServiceConfiguration(), fetcher: origin, disk: nil)
