@@ -45,7 +45,16 @@ public enum ConnectionChurn {
                 while i < perClient, Date() < deadline {
                     // Alternate the two ways of asking for a close; vary per client.
                     let http10 = (i + client) % 2 == 1
-                    switch exchange(port: port, target: target, http10: http10, status: status, bodySuffix: bodySuffix) {
+                    // Source addresses spread over 127.0.0.2–251: the server
+                    // closes first, so each connection leaves a TIME_WAIT on
+                    // its side for 60 s, and at thousands a second from one
+                    // address the ephemeral ports (28 000) come round within
+                    // seconds onto those tuples — where the kernel, rarely,
+                    // answers a reused one with a reset (2 in 220 000 in a CI
+                    // run). 250 addresses keep every tuple fresh.
+                    let source = "127.0.0.\(2 + (i * clients + client) % 250)"
+                    switch exchange(port: port, source: source, target: target, http10: http10, status: status,
+                                    bodySuffix: bodySuffix) {
                     case nil: mine.answered += 1
                     case let failure?:
                         mine.failed += 1
@@ -71,9 +80,9 @@ public enum ConnectionChurn {
 
     /// One connection, one request, the answer read to end of file; nil if
     /// it was the expected one, else what went wrong.
-    private static func exchange(port: UInt16, target: String, http10: Bool, status: Int,
+    private static func exchange(port: UInt16, source: String, target: String, http10: Bool, status: Int,
                                  bodySuffix: String) -> String? {
-        let fd = Loopback.connect(port: port, receiveTimeout: 10)
+        let fd = Loopback.connect(port: port, receiveTimeout: 10, source: source)
         guard fd >= 0 else { return "connect: \(String(cString: strerror(errno)))" }
         defer { close(fd) }
         let request = http10 ? "GET \(target) HTTP/1.0\r\n\r\n"

@@ -54,12 +54,24 @@ public enum Loopback {
     }
 
     /// A TCP client socket connected to 127.0.0.1:`port`, reads timing out
-    /// after `receiveTimeout` seconds; -1 when the connect fails.
-    public static func connect(port: UInt16, receiveTimeout: Int) -> Int32 {
+    /// after `receiveTimeout` seconds; -1 when the connect fails. `source`, a
+    /// loopback address such as 127.0.0.7, is the client's own address.
+    public static func connect(port: UInt16, receiveTimeout: Int, source: String? = nil) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return -1 }
         var tv = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = address(port: 0)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                return -1
+            }
+        }
         guard connect(fd, port: port) == 0 else {
             close(fd)
             return -1
