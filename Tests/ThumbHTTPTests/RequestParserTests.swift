@@ -24,6 +24,22 @@ import Testing
         events.compactMap { if case .error(let e) = $0 { e } else { nil } }.first
     }
 
+    /// A head over `maxHeaderBytes` is 431 whether it arrives whole or in
+    /// pieces, even when something further on is malformed too (a bare CR,
+    /// which alone is 400): fed whole, the malformation used to be found
+    /// first (the HTTP fuzzer's finding, 400 against 431). Likewise a first
+    /// line too long for any target is 414 both ways.
+    @Test func anOversizedHeadIsTheSameErrorWholeOrInPieces() {
+        let head = "GET / HTTP/1.1\r\nA: " + String(repeating: "b", count: 200) + "\rc\r\n\r\n"
+        for chunk in [nil, 1, 7, 64] {
+            #expect(error(parseAll(head, maxHeaderBytes: 100, chunk: chunk)) == .headersTooLarge, "chunk \(String(describing: chunk))")
+        }
+        let line = "GET /" + String(repeating: "a", count: RequestParser.maxTargetBytes + 100) + "\r HTTP/1.1\r\n\r\n"
+        for chunk in [nil, 1, 1000] {
+            #expect(error(parseAll(line, chunk: chunk)) == .uriTooLong, "chunk \(String(describing: chunk))")
+        }
+    }
+
     @Test func parsesARequestWithDecodedPathAndQuery() throws {
         let text = "GET /thumbnail?url=https%3A%2F%2Fex.com%2Fa%20b.jpg&w=200&x=a+b&&flag HTTP/1.1\r\nHost: h\r\nX-A:  v \r\n\r\n"
         let r = try #require(requests(parseAll(text)).first)
