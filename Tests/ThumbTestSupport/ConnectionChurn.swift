@@ -45,14 +45,15 @@ public enum ConnectionChurn {
                 while i < perClient, Date() < deadline {
                     // Alternate the two ways of asking for a close; vary per client.
                     let http10 = (i + client) % 2 == 1
-                    // Source addresses spread over 127.0.0.2–251: the server
+                    // Source addresses spread over 127.0.1.1–250 (127.0.0.2 is
+                    // the fetch tests' "internal" listener's): the server
                     // closes first, so each connection leaves a TIME_WAIT on
                     // its side for 60 s, and at thousands a second from one
                     // address the ephemeral ports (28 000) come round within
                     // seconds onto those tuples — where the kernel, rarely,
                     // answers a reused one with a reset (2 in 220 000 in a CI
                     // run). 250 addresses keep every tuple fresh.
-                    let source = "127.0.0.\(2 + (i * clients + client) % 250)"
+                    let source = "127.0.1.\(1 + (i * clients + client) % 250)"
                     switch exchange(port: port, source: source, target: target, http10: http10, status: status,
                                     bodySuffix: bodySuffix) {
                     case nil: mine.answered += 1

@@ -62,6 +62,10 @@ public enum Loopback {
         var tv = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         if let source {
+            // IP_BIND_ADDRESS_NO_PORT (24): the port is chosen at connect, for
+            // the whole 4-tuple, not searched for at bind among every socket.
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_IP), 24, &one, socklen_t(MemoryLayout<Int32>.size))
             var local = address(port: 0)
             inet_pton(AF_INET, source, &local.sin_addr)
             let bound = withUnsafePointer(to: &local) {

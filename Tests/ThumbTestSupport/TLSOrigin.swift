@@ -137,10 +137,10 @@ public final class SilentListener {
         let bound = withUnsafePointer(to: &a) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw POSIXError(.EADDRINUSE)
-        }
+        // No close here: the object is whole, so a throw still runs deinit,
+        // which closes it; closing here too closed a number some other socket
+        // of the process had been given meanwhile (a churn client's: EBADF).
+        guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
     }
 
     deinit { close(fd) }
