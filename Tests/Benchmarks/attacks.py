@@ -174,7 +174,6 @@ class Daemon:
             return 0, time.monotonic() - start, 0
 
     def stats(self):
-        status, _, _ = 0, 0, 0
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
         c.request("GET", "/stats")
         return json.loads(c.getresponse().read())

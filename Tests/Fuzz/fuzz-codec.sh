@@ -6,7 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SEEDS=$(mktemp -d); trap 'rm -rf "$SEEDS"' EXIT
-for ext in png jpg webp gif avif heic; do
-  find Tests/ThumbCodecTests/Fixtures -path '*/reference' -prune -o -name "*.$ext" -size -64k -exec cp {} "$SEEDS/" \;
-done
+Tests/Fuzz/codec-fixture-seeds.sh "$SEEDS"
 Tests/Fuzz/run-fuzzer.sh FuzzCodec codec "${1:-60}" "$SEEDS" -- -max_len=131072 -dict=Tests/Fuzz/codec.dict

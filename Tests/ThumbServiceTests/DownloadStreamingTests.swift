@@ -24,18 +24,7 @@ private final class Pending: Sendable {
 @Suite(.serialized) struct DownloadStreamingTests {
     private func service(_ change: (inout ServiceConfiguration) -> Void = { _ in },
                          storeBytes: Int = 100 << 20) throws -> ThumbnailService {
-        var c = ServiceConfiguration()
-        c.origin.allowPrivateNetworks = true
-        c.limits.maxRenderSeconds = 600   // a debug build under load is slow; no deadline test here
-        change(&c)
-        let store = NSTemporaryDirectory() + "thumbd-streaming-\(UUID().uuidString)"
-        return ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
-                                disk: try DiskStore(directory: store, maxBytes: storeBytes))
-    }
-
-    private func request(_ url: String, _ query: [(String, String)] = [("w", "50")]) throws -> ThumbnailRequest {
-        try ThumbnailRequest(query: [(name: "url", value: url)] + query.map { (name: $0.0, value: $0.1) },
-                             config: ServiceConfiguration())
+        try loopbackService("streaming", storeBytes: storeBytes, change)
     }
 
     /// Starts a request; its answer lands in the returned box.
@@ -74,7 +63,7 @@ private final class Pending: Sendable {
         defer { s.renders.shutdown() }
         let dir = try #require(s.disk?.directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let answer = start(s, try request(origin.url("/almost/\(size)")))
+        let answer = start(s, try thumbnailRequest(origin.url("/almost/\(size)")))
         let streamed = eventually(3) { files(dir + "/tmp").values.contains(size - 1) }
         #expect(streamed, "no file of \(size - 1) bytes in tmp/ while the origin stalls: \(files(dir))")
         guard case .failure(.originTimeout)? = answer.wait() else {
@@ -96,7 +85,7 @@ private final class Pending: Sendable {
         let dir = try #require(s.disk?.directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let before = rssAnon()
-        let answers = try (0..<count).map { start(s, try request(origin.url("/almost/\(size)?n=\($0)"))) }
+        let answers = try (0..<count).map { start(s, try thumbnailRequest(origin.url("/almost/\(size)?n=\($0)"))) }
         // Sent, then a moment for the socket buffers to drain into thumbd.
         let sent = eventually(3) { origin.sentBytes("/almost/\(size)") == count * (size - 1) }
         usleep(300_000)
@@ -127,7 +116,7 @@ private final class Pending: Sendable {
         let gate = DispatchSemaphore(value: 0)
         try s.renders.submit(cost: 1) { gate.wait() }
         #expect(eventually { s.renders.statistics.active == 1 }, "the worker is held")
-        let r = try request(origin.url("/cat.jpg"))
+        let r = try thumbnailRequest(origin.url("/cat.jpg"))
         let answer = start(s, r)
         #expect(eventually { s.renders.statistics.queued == 1 }, "the render never queued")
         let removed = s.purge(origin.url("/cat.jpg"))
@@ -149,12 +138,12 @@ private final class Pending: Sendable {
         defer { s.renders.shutdown() }
         let dir = try #require(s.disk?.directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        guard case .success(let result)? = start(s, try request(origin.url("/cat.jpg"))).wait() else {
+        guard case .success(let result)? = start(s, try thumbnailRequest(origin.url("/cat.jpg"))).wait() else {
             Issue.record("not served"); return
         }
         #expect(result.cache == .origin && s.disk?.statistics.entries == 0)
         #expect(files(dir).isEmpty, "left \(files(dir))")
-        guard case .success = start(s, try request(origin.url("/cat.jpg"), [("w", "51")])).wait() else {
+        guard case .success = start(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "51")])).wait() else {
             Issue.record("not served again"); return
         }
         #expect(origin.hits("/cat.jpg") == 2, "not kept, so fetched again")
@@ -169,7 +158,7 @@ private final class Pending: Sendable {
         defer { s.renders.shutdown() }
         let dir = try #require(s.disk?.directory)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        guard case .success = start(s, try request(origin.url("/cat.jpg"))).wait() else { Issue.record("not served"); return }
+        guard case .success = start(s, try thumbnailRequest(origin.url("/cat.jpg"))).wait() else { Issue.record("not served"); return }
         let stored = try #require(s.disk?.load(url: origin.url("/cat.jpg")))
         #expect(stored.metadata.sha256 == Digest.hex(Digest.sha256(TestOrigin.jpeg)))
         #expect(try stored.metadata.length == TestOrigin.jpeg.count && stored.file.read() == TestOrigin.jpeg)

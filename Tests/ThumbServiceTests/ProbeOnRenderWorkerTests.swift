@@ -10,20 +10,12 @@ import ThumbTestSupport
 /// decode that needs more than the probe was admitted with waits again at
 /// the head of the queue (issue 19 item 7).
 @Suite(.serialized) struct ProbeOnRenderWorkerTests {
+    /// One render worker, so a test can hold it.
     private func service(_ change: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ThumbnailService {
-        var c = ServiceConfiguration()
-        c.origin.allowPrivateNetworks = true
-        c.limits.maxRenderSeconds = 600   // a debug build under load is slow
-        c.workers = 1
-        change(&c)
-        let store = NSTemporaryDirectory() + "thumbd-probe-\(UUID().uuidString)"
-        return ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
-                                disk: try DiskStore(directory: store, maxBytes: 10 << 20))
-    }
-
-    private func request(_ url: String, _ query: [(String, String)] = [("w", "50")]) throws -> ThumbnailRequest {
-        try ThumbnailRequest(query: [(name: "url", value: url)] + query.map { (name: $0.0, value: $0.1) },
-                             config: ServiceConfiguration())
+        try loopbackService("probe") { c in
+            c.workers = 1
+            change(&c)
+        }
     }
 
     private func cleanUp(_ s: ThumbnailService) {
@@ -44,7 +36,7 @@ import ThumbTestSupport
         try s.renders.submit(cost: 1) { gate.wait() }
         #expect(eventually { s.renders.statistics.active == 1 }, "the worker is held")
         let box = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
-        s.thumbnail(try request(origin.url("/text.txt"))) { result in box.withLock { $0 = result } }
+        s.thumbnail(try thumbnailRequest(origin.url("/text.txt"))) { result in box.withLock { $0 = result } }
         #expect(eventually { s.renders.statistics.queued == 1 }, "the probe never queued")
         usleep(300_000)
         #expect(box.withLock { $0 } == nil, "answered without a render worker: \(String(describing: box.withLock { $0 }))")
@@ -77,7 +69,7 @@ import ThumbTestSupport
                 usleep(800_000)
             }
         }
-        let r = try request(origin.url("/cat.jpg"))
+        let r = try thumbnailRequest(origin.url("/cat.jpg"))
         guard case .failure(.renderTimedOut) = answer(s, r) else { Issue.record("the probe's time was not counted"); return }
         let threads = probedOn.withLock { $0 }
         #expect(threads.count == 1 && threads.allSatisfy { pthread_equal($0, worker.withLock { $0 }!) != 0 },
@@ -97,11 +89,11 @@ import ThumbTestSupport
         defer { origin.stop() }
         let s = try service()
         defer { cleanUp(s) }
-        guard case .success = answer(s, try request(origin.url("/cat.jpg"), [("w", "10")])) else {
+        guard case .success = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "10")])) else {
             Issue.record("warm-up failed"); return
         }
         #expect(eventually { s.renders.statistics.active == 0 })
-        let big = try request(origin.url("/cat.jpg"), [("w", "1000"), ("enlarge", "1"), ("format", "png")])
+        let big = try thumbnailRequest(origin.url("/cat.jpg"), [("w", "1000"), ("enlarge", "1"), ("format", "png")])
         let probeCost = RenderPlan.probeCost(sourceBytes: TestOrigin.jpeg.count,
                                              budget: s.config.limits.maxDecodeMemoryBytes)
         let estimate = try ThumbnailPipeline.plan(source: TestOrigin.jpeg, variant: big.variant.prepared,
@@ -118,7 +110,7 @@ import ThumbTestSupport
         #expect(eventually { s.renders.statistics.active == 1 }, "the worker is held")
         let order = Mutex<[String]>([])
         let done = DispatchSemaphore(value: 0)
-        for (name, r) in [("big", big), ("small", try request(origin.url("/cat.jpg"), [("w", "20")]))] {
+        for (name, r) in [("big", big), ("small", try thumbnailRequest(origin.url("/cat.jpg"), [("w", "20")]))] {
             s.thumbnail(r) { result in
                 if case .success = result { order.withLock { $0.append(name) } }
                 done.signal()
@@ -141,10 +133,10 @@ import ThumbTestSupport
         defer { origin.stop() }
         let s = try service { $0.limits.maxDecodeMemoryBytes = 12 << 20 }
         defer { cleanUp(s) }
-        let big = try request(origin.url("/cat.jpg"), [("w", "2000"), ("enlarge", "1")])
+        let big = try thumbnailRequest(origin.url("/cat.jpg"), [("w", "2000"), ("enlarge", "1")])
         guard case .failure(.imageTooLarge(let message)) = answer(s, big) else { Issue.record("not refused"); return }
         #expect(message.contains("maxDecodeMemoryBytes"), "\(message)")
-        guard case .success = answer(s, try request(origin.url("/cat.jpg"))) else { Issue.record("small refused"); return }
+        guard case .success = answer(s, try thumbnailRequest(origin.url("/cat.jpg"))) else { Issue.record("small refused"); return }
         // The answer comes from inside the job; the worker counts it a moment longer.
         #expect(eventually { s.renders.statistics == .init() }, "\(s.renders.statistics)")
     }

@@ -6,32 +6,17 @@ import ThumbTestSupport
 @testable import ThumbService
 
 @Suite(.serialized) struct ServiceLimitsTests {
-    private func service(_ change: (inout ServiceConfiguration) -> Void) throws -> ThumbnailService {
-        var c = ServiceConfiguration()
-        c.origin.allowPrivateNetworks = true
-        c.limits.maxRenderSeconds = 600   // a debug build under load is slow; no deadline test here
-        change(&c)
-        let store = NSTemporaryDirectory() + "thumbd-limits-\(UUID().uuidString)"
-        return ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
-                                disk: try DiskStore(directory: store, maxBytes: 10 << 20))
-    }
-
-    private func request(_ url: String, _ query: [(String, String)]) throws -> ThumbnailRequest {
-        try ThumbnailRequest(query: [(name: "url", value: url)] + query.map { (name: $0.0, value: $0.1) },
-                             config: ServiceConfiguration())
-    }
-
     /// 1000 distinct variants of one source (10 sizes × 100 qualities) through a
     /// 100 KB cache: it never holds more than its limit, and it evicts rather than refuses.
     @Test func theMemoryCacheStaysWithinItsLimitUnder1000Variants() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let s = try service { $0.memoryCacheBytes = 100_000 }
+        let s = try loopbackService("limits") { $0.memoryCacheBytes = 100_000 }
         defer { s.renders.shutdown() }
         var peak = 0
         for w in 40..<50 {
             for q in 1...100 {
-                let result = answer(s, try request(origin.url("/cat.jpg"), [("w", String(w)), ("q", String(q))]))
+                let result = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", String(w)), ("q", String(q))]))
                 #expect((try? result.get()) != nil)
                 peak = max(peak, s.memory.statistics.bytes)
             }
@@ -46,15 +31,15 @@ import ThumbTestSupport
     @Test func aFullQueueAnswers503() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let s = try service { $0.workers = 1; $0.maxQueue = 1; $0.memoryCacheBytes = 0 }
+        let s = try loopbackService("limits") { $0.workers = 1; $0.maxQueue = 1; $0.memoryCacheBytes = 0 }
         defer { s.renders.shutdown() }
         // Warm the original so renders start at once, then flood with distinct variants.
-        _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "9")]))
+        _ = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "9")]))
         let results = Mutex<[Result<ThumbnailResult, ServiceError>]>([])
         let group = DispatchGroup()
         for w in 10..<40 {
             group.enter()
-            s.thumbnail(try request(origin.url("/cat.jpg"), [("w", String(w)), ("format", "png")])) { r in
+            s.thumbnail(try thumbnailRequest(origin.url("/cat.jpg"), [("w", String(w)), ("format", "png")])) { r in
                 results.withLock { $0.append(r) }
                 group.leave()
             }
@@ -77,9 +62,9 @@ import ThumbTestSupport
         let estimate = try ThumbnailPipeline.plan(source: TestOrigin.jpeg, variant: variant,
                                                   limits: ServiceConfiguration().pipelineLimits).estimatedMemory
         let budget = estimate * 3 / 2
-        let s = try service { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
+        let s = try loopbackService("limits") { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
         defer { s.renders.shutdown() }
-        _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
+        _ = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
         // The answer comes from inside the job: its worker counts it active a
         // moment longer, and a storm job would fit beside its small cost.
         _ = eventually { s.renders.statistics.active == 0 }
@@ -97,7 +82,7 @@ import ThumbTestSupport
         let ok = Atomic<Int>(0)
         for q in 60..<76 {   // 16 distinct variants, all about `estimate`
             group.enter()
-            s.thumbnail(try request(origin.url("/cat.jpg"), [("w", "300"), ("q", String(q)), ("format", "jpeg")])) { r in
+            s.thumbnail(try thumbnailRequest(origin.url("/cat.jpg"), [("w", "300"), ("q", String(q)), ("format", "jpeg")])) { r in
                 if case .success = r { ok.add(1, ordering: .relaxed) }
                 group.leave()
             }
@@ -148,13 +133,13 @@ import ThumbTestSupport
 
         let origin = try TestOrigin(extraRoutes: ["/padded.jpg": big])
         defer { origin.stop() }
-        let s = try service { $0.limits.maxDecodeMemoryBytes = plain + 1_000_000 }
+        let s = try loopbackService("limits") { $0.limits.maxDecodeMemoryBytes = plain + 1_000_000 }
         defer { s.renders.shutdown() }
-        let result = answer(s, try request(origin.url("/padded.jpg"), [("w", "64")]))
+        let result = answer(s, try thumbnailRequest(origin.url("/padded.jpg"), [("w", "64")]))
         guard case .failure(.imageTooLarge) = result else {
             Issue.record("expected image_too_large, got \(result)"); return
         }
-        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "64")])).map(\.cache) == .success(.origin))
+        #expect(answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "64")])).map(\.cache) == .success(.origin))
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
@@ -165,15 +150,15 @@ import ThumbTestSupport
         func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let s = try service { $0.origin.maxConcurrentFetches = 256; $0.maxQueue = 1000 }
+        let s = try loopbackService("limits") { $0.origin.maxConcurrentFetches = 256; $0.maxQueue = 1000 }
         defer { s.renders.shutdown() }
-        _ = answer(s, try request(origin.url("/cat.jpg"), [("w", "8")]))   // workers, engine and origin warmed up
+        _ = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "8")]))   // workers, engine and origin warmed up
         let before = threads()
         let group = DispatchGroup()
         let ok = Atomic<Int>(0)
         for n in 0..<200 {
             group.enter()
-            s.thumbnail(try request(origin.url("/slow.jpg?n=\(n)"), [("w", "8")])) { result in
+            s.thumbnail(try thumbnailRequest(origin.url("/slow.jpg?n=\(n)"), [("w", "8")])) { result in
                 if case .success = result { ok.add(1, ordering: .relaxed) }
                 group.leave()
             }
@@ -191,9 +176,9 @@ import ThumbTestSupport
     @Test func narrowedAllowedHostsRefuseCachedAndStoredSources() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let s = try service { $0.origin.allowedHosts = ["127.0.0.1", "localhost"] }
+        let s = try loopbackService("limits") { $0.origin.allowedHosts = ["127.0.0.1", "localhost"] }
         defer { s.renders.shutdown() }
-        let cached = try request(origin.url("/cat.jpg"), [("w", "20")])
+        let cached = try thumbnailRequest(origin.url("/cat.jpg"), [("w", "20")])
         guard case .success = answer(s, cached) else { Issue.record("first answer failed"); return }
         #expect(answer(s, cached).map(\.cache) == .success(.memory))
         var narrowed = s.config
@@ -204,7 +189,7 @@ import ThumbTestSupport
         }
         #expect(message.contains("127.0.0.1"), "names the host: \(message)")
         // A variant never rendered, whose original is on disk: refused too, origin untouched.
-        guard case .failure(.forbiddenSource) = answer(s, try request(origin.url("/cat.jpg"), [("w", "21")])) else {
+        guard case .failure(.forbiddenSource) = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "21")])) else {
             Issue.record("a stored original of a refused host was served"); return
         }
         #expect(origin.hits("/cat.jpg") == 1)
@@ -223,15 +208,15 @@ import ThumbTestSupport
     @Test func disallowingPrivateNetworksRefusesWhatWasFetchedFromThem() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let s = try service { _ in }   // allowPrivateNetworks: the origin is on 127.0.0.1
+        let s = try loopbackService("limits") { _ in }   // allowPrivateNetworks: the origin is on 127.0.0.1
         defer { s.renders.shutdown() }
-        let cached = try request(origin.url("/cat.jpg"), [("w", "20")])
+        let cached = try thumbnailRequest(origin.url("/cat.jpg"), [("w", "20")])
         guard case .success = answer(s, cached) else { Issue.record("first answer failed"); return }
         #expect(s.disk?.load(url: cached.sourceURL)?.metadata.address == "127.0.0.1")
         var strict = s.config
         strict.origin.allowPrivateNetworks = false
         s.reload(strict)
-        for r in [cached, try request(origin.url("/cat.jpg"), [("w", "21")])] {
+        for r in [cached, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "21")])] {
             guard case .failure(.forbiddenSource(let message)) = answer(s, r) else {
                 Issue.record("served after private networks were disallowed"); return
             }
@@ -266,12 +251,12 @@ import ThumbTestSupport
         let s = ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
                                  disk: try DiskStore(directory: store, maxBytes: 10 << 20), wallClock: wall)
         defer { s.renders.shutdown() }
-        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "20")])).map(\.cache) == .success(.origin))
+        #expect(answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "20")])).map(\.cache) == .success(.origin))
         wall.advance(by: .seconds(60))
-        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "21")])).map(\.cache) == .success(.disk))
+        #expect(answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "21")])).map(\.cache) == .success(.disk))
         #expect(origin.hits("/cat.jpg") == 1 && s.disk?.statistics.revalidations == 0)
         wall.advance(by: .seconds(-3600))   // an hour before the fetch
-        #expect(answer(s, try request(origin.url("/cat.jpg"), [("w", "22")])).map(\.cache) == .success(.disk))
+        #expect(answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "22")])).map(\.cache) == .success(.disk))
         #expect(origin.hits("/cat.jpg") == 2 && s.disk?.statistics.revalidations == 1)
     }
 
@@ -280,9 +265,9 @@ import ThumbTestSupport
     @Test func reloadAppliesCacheSizesOriginRulesAndQueueLimits() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let s = try service { $0.memoryCacheBytes = 1 << 20 }
+        let s = try loopbackService("limits") { $0.memoryCacheBytes = 1 << 20 }
         defer { s.renders.shutdown() }
-        for w in 20..<30 { _ = answer(s, try request(origin.url("/cat.jpg"), [("w", String(w))])) }
+        for w in 20..<30 { _ = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", String(w))])) }
         let before = s.memory.statistics
         #expect(before.entries >= 10 && before.bytes > 20_000)
         var smaller = s.config
@@ -295,7 +280,7 @@ import ThumbTestSupport
         smaller.origin.allowPrivateNetworks = false
         s.reload(smaller)
         // A source not yet on disk now goes through the new rules: loopback is refused.
-        let refused = answer(s, try request(origin.url("/slowish.jpg"), [("w", "20")]))
+        let refused = answer(s, try thumbnailRequest(origin.url("/slowish.jpg"), [("w", "20")]))
         guard case .failure(.forbiddenSource) = refused else { Issue.record("expected 403, got \(refused)"); return }
         #expect(origin.hits("/slowish.jpg") == 0)
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
