@@ -144,8 +144,7 @@ struct NegotiationTests {
     @Test func repeatedAcceptFieldsAreOneListAndAMalformedWeightRefuses() throws {
         try withDaemon { daemon, origin in
             func exchange(_ fields: [String]) throws -> TestClient.Response {
-                let client = try TestClient(port: daemon.port)
-                defer { close(client.fd) }
+                let client = try TestClient(port: daemon.port)   // closed by its deinit, once
                 client.send("GET \(target(origin, "/cat.jpg")) HTTP/1.1\r\nHost: t\r\n"
                             + fields.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n")
                 return try #require(client.readResponse())

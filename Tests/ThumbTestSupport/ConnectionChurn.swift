@@ -50,9 +50,10 @@ public enum ConnectionChurn {
                     // closes first, so each connection leaves a TIME_WAIT on
                     // its side for 60 s, and at thousands a second from one
                     // address the ephemeral ports (28 000) come round within
-                    // seconds onto those tuples (a CI run saw 2 resets in
-                    // 220 000 that this is the likeliest cause of, unproven).
-                    // 250 addresses keep every tuple fresh.
+                    // seconds onto those tuples; 250 addresses keep every
+                    // tuple fresh. (The resets CI saw here came from another
+                    // test closing a descriptor twice, not from these tuples:
+                    // .ci/double-closes.sh now catches that.)
                     let source = "127.0.1.\(1 + (i * clients + client) % 250)"
                     switch exchange(port: port, source: source, target: target, http10: http10, status: status,
                                     bodySuffix: bodySuffix) {

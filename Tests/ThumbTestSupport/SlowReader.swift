@@ -14,7 +14,9 @@ public final class SlowReader {
         var small: Int32 = 4096
         // Before connect, so the window the server sees is small from the start.
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        if Loopback.connect(fd, port: port) != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
+        // No close here: the object is whole, so a throw still runs deinit,
+        // which closes it (closing here too closed a reused number twice).
+        if Loopback.connect(fd, port: port) != 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED) }
         let bytes = Array(request.utf8)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }

@@ -15,35 +15,43 @@ public final class TestClient {
     /// `receiveBuffer`: SO_RCVBUF, set before connecting so the window the
     /// server sees is small from the start (a client slow to read).
     public init(port: UInt16, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
-        let v6 = host.contains(":")
-        fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var tv = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var result: Int32
-        if v6 {
+        fd = try Self.connected(socket(host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)) { fd in
+            if var size = receiveBuffer {
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
+            guard host.contains(":") else { return Loopback.connect(fd, host: host, port: port) }
             var a = sockaddr_in6()
             a.sin6_family = sa_family_t(AF_INET6)
             a.sin6_port = port.bigEndian
             inet_pton(AF_INET6, host, &a.sin6_addr)
-            result = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
-        } else {
-            result = Loopback.connect(fd, host: host, port: port)
+            return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
         }
-        if result != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
     }
 
     public init(unixPath: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try Self.connected(socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)) { fd in
+            var a = sockaddr_un()
+            a.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &a.sun_path) { $0.copyBytes(from: Array(unixPath.utf8) + [0]) }
+            return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        }
+    }
+
+    /// Connects `fd` (5 s receive timeout) or closes it and throws, before
+    /// any object exists: a class whose init throws once it is whole still
+    /// runs its deinit, so closing in the init as well closed the number
+    /// twice, and the second close hit whatever socket had been given it
+    /// meanwhile (a churn client's or the daemon's, reset mid-request).
+    private static func connected(_ fd: Int32, _ connect: (Int32) -> Int32) throws -> Int32 {
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
         var tv = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var a = sockaddr_un()
-        a.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &a.sun_path) { $0.copyBytes(from: Array(unixPath.utf8) + [0]) }
-        let r = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        if r != 0 { let e = errno; close(fd); throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED) }
+        guard connect(fd) == 0 else {
+            let e = errno
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED)
+        }
+        return fd
     }
 
     /// Reads responses from a socket the test connected itself; the test
