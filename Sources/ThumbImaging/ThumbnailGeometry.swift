@@ -6,6 +6,8 @@ public enum Fit: String, Sendable, CaseIterable {
     case cover
     /// Stretch to the box, aspect ignored.
     case fill
+    /// Fit inside the box, then pad to exactly the box with the background.
+    case contain
 }
 
 /// Why a box cannot be laid out.
@@ -62,6 +64,9 @@ public struct ThumbnailGeometry: Equatable, Sendable {
             guard let w, let h else { throw .needsBothSides(.fill) }
             let rw = enlarge ? w : min(w, sw), rh = enlarge ? h : min(h, sh)
             self.init(scaledWidth: rw, scaledHeight: rh, width: rw, height: rh)
+        case .contain:
+            // Laid out by the composition work of issue 20, under way.
+            throw .needsBothSides(.contain)
         }
     }
 

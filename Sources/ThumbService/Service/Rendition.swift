@@ -21,7 +21,7 @@ public struct Rendition: Sendable {
     public let etag: String
 
     static func etag(originalSHA256: String, variant: ThumbnailVariant) -> String {
-        let digest = Digest.sha256(Array("\(originalSHA256)|\(variant.canonicalKey)".utf8))
+        let digest = Digest.sha256(Array("\(originalSHA256)|\(variant.canonicalKey)|r\(ThumbnailVariant.rendererVersion)".utf8))
         return "\"" + Digest.hex(Array(digest.prefix(16))) + "\""
     }
 }
