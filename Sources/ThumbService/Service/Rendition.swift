@@ -37,10 +37,13 @@ public struct ThumbnailResult: Sendable {
 enum MemoryKey: Hashable, Sendable, HeapFootprint {
     case prepared(url: String, PreparedVariant)
     case rendition(url: String, ThumbnailVariant)
+    /// The facts of `url`'s original with digest `sha256` (keyed by the URL
+    /// too, so a purge drops them with the source's variants).
+    case facts(url: String, sha256: String)
 
     var url: String {
         switch self {
-        case .prepared(let url, _), .rendition(let url, _): url
+        case .prepared(let url, _), .rendition(let url, _), .facts(let url, _): url
         }
     }
 
@@ -48,7 +51,10 @@ enum MemoryKey: Hashable, Sendable, HeapFootprint {
     /// a small rendition's bytes). The prepared bitmap and the rendition one
     /// request makes share that copy and both count it: the cost errs high,
     /// since either may be evicted first and then holds it alone.
-    var heapBytes: Int { url.heapBytes }
+    var heapBytes: Int {
+        if case .facts(_, let sha) = self { return url.heapBytes + sha.heapBytes }
+        return url.heapBytes
+    }
 }
 
 /// Values of the memory cache: a prepared bitmap or an encoded rendition.
@@ -57,9 +63,11 @@ enum MemoryKey: Hashable, Sendable, HeapFootprint {
 enum MemoryItem: Sendable, HeapFootprint {
     case prepared(Bitmap, originalSHA256: String)
     case rendition(Rendition)
+    case facts(OriginalFacts)
 
     var heapBytes: Int {
         switch self {
+        case .facts(let f): f.sha256.heapBytes
         case .prepared(let bitmap, let sha): bitmap.pixels.heapBytes + sha.heapBytes
         // contentType is one of `OutputFormat.contentType`'s literals: on no heap.
         case .rendition(let r): r.bytes.heapBytes + r.etag.heapBytes

@@ -16,6 +16,8 @@ public struct ServiceCounters: Equatable, Sendable {
     public var renderRejected = 0
     /// Renders skipped because every client waiting for them had gone.
     public var renderAbandoned = 0
+    /// Originals whose facts (`OriginalFacts`) were computed from their pixels.
+    public var factsComputed = 0
 }
 
 /// `ServiceCounters` behind a lock, shared by reference between the service

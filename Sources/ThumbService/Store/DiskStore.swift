@@ -29,7 +29,7 @@ public final class DiskStore: Sendable {
         }
     }
 
-    private struct State {
+    struct State {
         var lru: CostLRU<String, Int>
         var hits = 0
         var misses = 0
@@ -41,7 +41,7 @@ public final class DiskStore: Sendable {
     }
 
     public let directory: String
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// Told when writes start failing (and working again): the daemon logs it.
     private let report: @Sendable (String) -> Void
     /// Stamps files with their recency (a calendar time: it is read back
@@ -66,10 +66,17 @@ public final class DiskStore: Sendable {
             unlink(tmp + "/" + leftover)
         }
         var found: [(name: String, size: Int, mtime: Double)] = []
+        var factsSizes: [String: Int] = [:]
         for shard1 in (try? fm.contentsOfDirectory(atPath: directory)) ?? [] where Self.isShard(shard1) {
             for shard2 in (try? fm.contentsOfDirectory(atPath: "\(directory)/\(shard1)")) ?? [] where Self.isShard(shard2) {
                 let dir = "\(directory)/\(shard1)/\(shard2)"
-                for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where Self.isHash(name) {
+                for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] {
+                    if name.hasSuffix(Self.factsSuffix), Self.isHash(String(name.dropLast(Self.factsSuffix.count))) {
+                        var st = stat()
+                        if stat("\(dir)/\(name)", &st) == 0 { factsSizes[String(name.dropLast(Self.factsSuffix.count))] = Int(st.st_size) }
+                        continue
+                    }
+                    guard Self.isHash(name) else { continue }
                     var st = stat()
                     guard stat("\(dir)/\(name)", &st) == 0 else { continue }
                     let mtime = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
@@ -79,11 +86,13 @@ public final class DiskStore: Sendable {
         }
         var lru = CostLRU<String, Int>(limit: maxBytes, entryDivisor: 1)
         for file in found.sorted(by: { $0.mtime < $1.mtime }) {
-            lru.insert(file.size, for: file.name, cost: file.size)
+            lru.insert(file.size, for: file.name, cost: file.size + (factsSizes[file.name] ?? 0))
         }
         // With a smaller limit than last run the scan's trims chose victims; so far only the index forgot them.
         let kept = Set(lru.keysByRecency)
-        for file in found where !kept.contains(file.name) { unlink(Self.path(directory, file.name)) }
+        for file in found where !kept.contains(file.name) { Self.unlinkEntry(directory, file.name) }
+        // Facts whose original is gone go too.
+        for name in factsSizes.keys where !kept.contains(name) { unlink(Self.path(directory, name) + Self.factsSuffix) }
         state = Mutex(State(lru: lru))
     }
 
@@ -98,7 +107,7 @@ public final class DiskStore: Sendable {
         guard known, let stored = StoredFile.open(path, expectedURL: url) else {
             state.withLock { s in
                 s.misses += 1
-                if known, s.lru.remove(name) != nil { unlink(path) }
+                if known, s.lru.remove(name) != nil { Self.unlinkEntry(directory, name) }
             }
             return nil
         }
@@ -127,6 +136,8 @@ public final class DiskStore: Sendable {
         let name = Self.name(for: url)
         let trailer = StoredFile.trailer(for: metadata)
         let size = download.length + trailer.count
+        // Facts stored for the bytes this replaces stay only if the bytes are the same.
+        let factsSize = keptFactsSize(name: name, sha256: metadata.sha256)
         guard size <= state.withLock({ $0.lru.limit }), let temp = download.temporaryPath(inStore: directory) else {
             return false
         }
@@ -150,10 +161,10 @@ public final class DiskStore: Sendable {
             report("disk store: writing in \(directory) again")
         }
         state.withLock { s in
-            let evicted = s.lru.insert(size, for: name, cost: size) ?? []
+            let evicted = s.lru.insert(size, for: name, cost: size + factsSize) ?? []
             s.evictions += evicted.count
             // Deleting under the lock keeps a concurrent store of a victim from being unlinked after its rename.
-            for (victim, _) in evicted { unlink(Self.path(directory, victim)) }
+            for (victim, _) in evicted { Self.unlinkEntry(directory, victim) }
         }
         return true
     }
@@ -191,7 +202,7 @@ public final class DiskStore: Sendable {
         let name = Self.name(for: url)
         return state.withLock { s in
             guard s.lru.remove(name) != nil else { return false }
-            unlink(Self.path(directory, name))
+            Self.unlinkEntry(directory, name)
             return true
         }
     }
@@ -206,7 +217,7 @@ public final class DiskStore: Sendable {
         state.withLock { s in
             let evicted = s.lru.setLimit(bytes)
             s.evictions += evicted.count
-            for (victim, _) in evicted { unlink(Self.path(directory, victim)) }
+            for (victim, _) in evicted { Self.unlinkEntry(directory, victim) }
         }
     }
 
@@ -225,6 +236,12 @@ public final class DiskStore: Sendable {
         utimensat(AT_FDCWD, path, [now, now], 0)   // access and modification time
     }
 
+    /// Removes an original's file and its facts (callers hold the lock or own the directory).
+    static func unlinkEntry(_ directory: String, _ name: String) {
+        unlink(path(directory, name))
+        unlink(path(directory, name) + factsSuffix)
+    }
+
     static func name(for url: String) -> String { Digest.hex(Digest.sha256(Array(url.utf8))) }
 
     static func path(_ directory: String, _ name: String) -> String {
@@ -232,7 +249,7 @@ public final class DiskStore: Sendable {
     }
 
     private static func isShard(_ s: String) -> Bool { s.utf8.count == 2 && isHex(s) }
-    private static func isHash(_ s: String) -> Bool { s.utf8.count == 64 && isHex(s) }
+    static func isHash(_ s: String) -> Bool { s.utf8.count == 64 && isHex(s) }
     private static func isHex(_ s: String) -> Bool {
         s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }

@@ -1,0 +1,24 @@
+import ThumbImaging
+
+/// An original's facts (`OriginalFacts`): looked up in memory, then beside
+/// the original on disk, and kept in both once computed, so only the first
+/// render that needs them (or `/info`) looks at the pixels for them.
+extension ThumbnailService {
+    /// The facts known for `original`, from memory or disk; nil when they
+    /// must be computed. On a render worker (the disk read is a small file).
+    func knownFacts(url: String, _ original: Original) -> OriginalFacts? {
+        let sha = original.metadata.sha256
+        if case .facts(let facts)? = memory.get(.facts(url: url, sha256: sha)) { return facts }
+        guard let facts = disk?.facts(url: url, sha256: sha) else { return nil }
+        memory.insert(.facts(facts), for: .facts(url: url, sha256: sha))
+        return facts
+    }
+
+    /// Keeps freshly computed facts in memory and beside the original on
+    /// disk (when the store keeps the original).
+    func remember(_ facts: OriginalFacts, url: String) {
+        counters.withLock { $0.factsComputed += 1 }
+        memory.insert(.facts(facts), for: .facts(url: url, sha256: facts.sha256))
+        disk?.keepFacts(facts, url: url)
+    }
+}
