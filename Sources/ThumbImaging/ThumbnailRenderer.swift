@@ -1,22 +1,39 @@
 /// Turns streamed source rows into the finished thumbnail of a
 /// `ThumbnailGeometry`: box-reduces on the fly while rows arrive (so a huge
 /// source never exists whole), then resamples the small remainder with
-/// Lanczos-3, all in linear light with premultiplied alpha, then applies the
-/// EXIF orientation and the crop. A source colour space other than sRGB is
+/// Lanczos-3, all in linear light with premultiplied alpha, blurs and
+/// sharpens there (API.md § Composition), then applies the EXIF orientation,
+/// the crop and `contain`'s canvas. A source colour space other than sRGB is
 /// linearised with its own curves and converted to sRGB primaries on the
 /// small result (see `SourceColorSpace`).
 ///
 /// The decoded size it is fed may be smaller than the original (JPEG DCT
 /// scaling); it scales from whatever `begin` announces.
 public struct ThumbnailRenderer: ScanlineSink {
-    public let geometry: ThumbnailGeometry
+    /// Settable until `finish`: an `attention` window is placed once the
+    /// focus is known, which may be after the rows arrived (`place(onFocus:)`).
+    public private(set) var geometry: ThumbnailGeometry
     public let orientation: Orientation
+    /// Gaussian blur sigma in result pixels, then unsharp-mask sigma.
+    public let blurSigma: Float?
+    public let sharpenSigma: Float?
+    /// `contain`'s padding; nil is transparent.
+    public let background: RGBAColor?
     private var reducer: BoxReducer?
     private var color = SourceColorSpace.sRGB
 
-    public init(geometry: ThumbnailGeometry, orientation: Orientation) {
+    public init(geometry: ThumbnailGeometry, orientation: Orientation, blurSigma: Float? = nil,
+                sharpenSigma: Float? = nil, background: RGBAColor? = nil) {
         self.geometry = geometry
         self.orientation = orientation
+        self.blurSigma = blurSigma
+        self.sharpenSigma = sharpenSigma
+        self.background = background
+    }
+
+    /// Places an `attention` window on the original's focus (no-op for any other geometry).
+    public mutating func place(onFocus focus: FocalPoint) {
+        if geometry.needsFocus { geometry = geometry.placed(onFocus: focus) }
     }
 
     /// The scaled size in stored (pre-orientation) axes.
@@ -43,11 +60,23 @@ public struct ThumbnailRenderer: ScanlineSink {
     public func finish() -> Bitmap {
         guard let reducer, reducer.isComplete else { preconditionFailure("finish() before every row arrived") }
         let target = storedTarget
-        let resized = Resampler.resize(reducer.output, width: reducer.width, height: reducer.height,
+        var resized = Resampler.resize(reducer.output, width: reducer.width, height: reducer.height,
                                        toWidth: target.width, toHeight: target.height)
+        // On the whole scaled image, before the crop, so a window's edges
+        // see their real neighbours; in stored axes, which the Gaussian's
+        // symmetry makes the same as after orienting.
+        if let sigma = blurSigma {
+            GaussianBlur.apply(&resized, width: target.width, height: target.height, sigma: sigma)
+        }
+        if let sigma = sharpenSigma {
+            UnsharpMask.apply(&resized, width: target.width, height: target.height, sigma: sigma)
+        }
         let stored = Self.quantise(resized, width: target.width, height: target.height, color: color)
-        return stored.oriented(orientation)
-            .cropped(x: geometry.cropX, y: geometry.cropY, width: geometry.width, height: geometry.height)
+        let window = stored.oriented(orientation)
+            .cropped(x: geometry.cropX, y: geometry.cropY, width: geometry.windowWidth, height: geometry.windowHeight)
+        guard window.width != geometry.width || window.height != geometry.height else { return window }
+        return window.placed(onCanvasWidth: geometry.width, height: geometry.height,
+                             x: geometry.imageX, y: geometry.imageY, background: background)
     }
 
     /// Whole-bitmap convenience: streams `bitmap` (in `color`) through a renderer.

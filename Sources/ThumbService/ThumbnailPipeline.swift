@@ -36,6 +36,17 @@ public struct RenderPlan: Sendable {
     public let geometry: ThumbnailGeometry
     /// The original's size: its bytes stay in memory for the whole decode.
     public let sourceBytes: Int
+    /// What the render composes besides the geometry (blur, sharpen, `contain`'s background).
+    public let variant: PreparedVariant
+
+    /// The displayed size the decode must cover (the scaled image before the crop).
+    var minimumDisplayedSize: (width: Int, height: Int) { (geometry.scaledWidth, geometry.scaledHeight) }
+
+    /// The plan with its `attention` window placed on `focus`.
+    public func placed(onFocus focus: FocalPoint) -> RenderPlan {
+        RenderPlan(header: header, geometry: geometry.needsFocus ? geometry.placed(onFocus: focus) : geometry,
+                   sourceBytes: sourceBytes, variant: variant)
+    }
 
     /// Bytes the decode is estimated to need at its peak (Configuration.md
     /// `maxDecodeMemoryBytes`): the decoder's own estimate, the result, and the
@@ -46,12 +57,25 @@ public struct RenderPlan: Sendable {
     /// before it becomes bytes, and cropping or turning copies it once more: a
     /// 4096×4096 RGBA answer peaks at about 330 MiB, not the 64 MiB of its
     /// bytes (attacks.sh, Testing.md § Attacks and storms).
+    ///
+    /// Blur and sharpen work in place on the floats, with one more copy of
+    /// them at most; `contain` pads onto a canvas, one more copy of the result.
     public var estimatedMemory: Int {
         let scaled = geometry.scaledWidth * geometry.scaledHeight
-        let copies = (geometry.width * geometry.height != scaled ? 1 : 0) + (header.orientation == .up ? 0 : 1)
-        return sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header,
-                                           minimumDisplayedSize: (geometry.scaledWidth, geometry.scaledHeight))
-            + scaled * (16 + 4) + geometry.width * geometry.height * 4 * copies
+        let copies = (geometry.windowWidth * geometry.windowHeight != scaled ? 1 : 0)
+            + (header.orientation == .up ? 0 : 1) + (geometry.width * geometry.height != scaled ? 1 : 0)
+        let filters = variant.blurTenths != nil || variant.sharpenTenths != nil ? scaled * 16 : 0
+        return sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header, minimumDisplayedSize: minimumDisplayedSize)
+            + scaled * (16 + 4) + filters + geometry.width * geometry.height * 4 * copies
+    }
+
+    /// `estimatedMemory` when the render also computes the original's facts
+    /// (`ThumbnailPipeline.prepareWithFacts`): the canonical copy's scaler
+    /// beside a shared decode, or a canonical decode of its own before it.
+    public var estimatedMemoryWithFacts: Int {
+        ThumbnailPipeline.sharesCanonicalDecode(self)
+            ? estimatedMemory + ThumbnailPipeline.canonicalScalerMemory(header)
+            : max(estimatedMemory, ThumbnailPipeline.canonicalDecodeMemory(header, sourceBytes: sourceBytes))
     }
 }
 
@@ -81,14 +105,15 @@ public enum ThumbnailPipeline {
             geometry = try ThumbnailGeometry(sourceWidth: header.displayedWidth,
                                              sourceHeight: header.displayedHeight,
                                              width: variant.width, height: variant.height,
-                                             fit: variant.fit, enlarge: variant.enlarge)
+                                             fit: variant.fit, enlarge: variant.enlarge,
+                                             gravity: variant.gravity, focalPoint: variant.focalPoint)
         } catch {
             throw .badRequest(error.description)
         }
         if max(geometry.width, geometry.height) > limits.maxOutputDimension {
             throw .badRequest("result \(geometry.width)x\(geometry.height) exceeds maxOutputDimension \(limits.maxOutputDimension)")
         }
-        return RenderPlan(header: header, geometry: geometry, sourceBytes: source.count)
+        return RenderPlan(header: header, geometry: geometry, sourceBytes: source.count, variant: variant)
     }
 
     /// The prepared bitmap of a plan: decoded at reduced scale where the
@@ -96,10 +121,9 @@ public enum ThumbnailPipeline {
     /// (Configuration.md `maxRenderSeconds`) it stops with `.renderTimedOut`.
     public static func prepare(source: [UInt8], plan: RenderPlan,
                                deadline: RenderDeadline = .none) throws(ServiceError) -> Bitmap {
-        var renderer = ThumbnailRenderer(geometry: plan.geometry, orientation: plan.header.orientation)
+        var renderer = renderer(for: plan)
         do {
-            try ImageDecoder.decode(source, header: plan.header,
-                                    minimumDisplayedSize: (plan.geometry.scaledWidth, plan.geometry.scaledHeight),
+            try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
                                     deadline: deadline, into: &renderer)
         } catch {
             throw ServiceError(error)
@@ -110,23 +134,37 @@ public enum ThumbnailPipeline {
         return bitmap
     }
 
-    /// `plan` then `prepare`.
+    /// The renderer of `plan`: its geometry, orientation, filters (sigmas in
+    /// result pixels) and `contain`'s background.
+    static func renderer(for plan: RenderPlan) -> ThumbnailRenderer {
+        let v = plan.variant
+        return ThumbnailRenderer(geometry: plan.geometry, orientation: plan.header.orientation,
+                                 blurSigma: v.blurTenths.map { Float($0) / 10 },
+                                 sharpenSigma: v.sharpenTenths.map { Float($0) / 10 }, background: v.background)
+    }
+
+    /// `plan` then `prepare` (with the original's facts computed on the way
+    /// when an `attention` window needs its focus; the CLI keeps none).
     public static func prepare(source: [UInt8], variant: PreparedVariant,
                                limits: PipelineLimits) throws(ServiceError) -> Bitmap {
-        try prepare(source: source, plan: plan(source: source, variant: variant, limits: limits))
+        let plan = try plan(source: source, variant: variant, limits: limits)
+        guard plan.geometry.needsFocus else { return try prepare(source: source, plan: plan) }
+        return try prepareWithFacts(source: source, plan: plan, sha256: "").0
     }
 
     /// Encodes a prepared bitmap. JPEG has no alpha: translucent pixels are
-    /// composited over white first, as thumbor and imgproxy do. Past
+    /// composited over `background` (`bg`; white without one) first, as
+    /// thumbor and imgproxy do. Past
     /// `deadline` the encoder stops at its next callback with `.renderTimedOut`
     /// (AVIF: only checked before it starts; libavif has no hook).
-    public static func encode(_ bitmap: Bitmap, format: OutputFormat, quality: Int,
+    public static func encode(_ bitmap: Bitmap, format: OutputFormat, quality: Int, background: RGBAColor? = nil,
                               deadline: RenderDeadline = .none) throws(ServiceError) -> EncodedThumbnail {
         let resolved = format.resolved(isOpaque: bitmap.isOpaque)
         let bytes: [UInt8]
         do {
             switch resolved {
-            case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(), quality: quality, deadline: deadline)
+            case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(onto: background ?? .white), quality: quality,
+                                                       deadline: deadline)
             case .png: bytes = try PNGEncoder.encode(bitmap, deadline: deadline)
             case .webp: bytes = try WebPEncoder.encode(bitmap, quality: quality, deadline: deadline)
             case .avif: bytes = try AVIFEncoder.encode(bitmap, quality: quality, deadline: deadline)

@@ -39,7 +39,7 @@ extension ThumbnailService {
             let deadline = RenderDeadline(seconds: seconds)
             let source = try original.file.read()
             probeHook.withLock { $0 }?()
-            let plan: RenderPlan
+            var plan: RenderPlan
             do throws(ServiceError) {
                 plan = try ThumbnailPipeline.plan(source: source, variant: request.variant.prepared, limits: limits)
             } catch {
@@ -47,24 +47,46 @@ extension ThumbnailService {
                 throw error
             }
             if deadline.hasPassed { throw .renderTimedOut }
-            if plan.estimatedMemory <= admitted {
-                return try decode(request, original, source: source, plan: plan, deadline: deadline)
+            // An attention window needs the original's focus: stored, or computed by this render.
+            var computeFacts = false
+            if plan.geometry.needsFocus {
+                if let facts = knownFacts(url: request.sourceURL, original) {
+                    plan = plan.placed(onFocus: facts.focus)
+                } else {
+                    computeFacts = true
+                }
+            }
+            let estimate = computeFacts ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
+            if estimate <= admitted {
+                return try decode(request, original, source: source, plan: plan, computeFacts: computeFacts,
+                                  deadline: deadline)
             }
             let spent = (ContinuousClock.now - started) / .seconds(1)
-            return .needsMore(cost: plan.estimatedMemory) { [self] () throws(ServiceError) in
+            return .needsMore(cost: estimate) { [self, plan] () throws(ServiceError) in
                 let deadline = RenderDeadline(seconds: seconds - spent)
                 let source = try original.file.read()
-                return try decode(request, original, source: source, plan: plan, deadline: deadline)
+                return try decode(request, original, source: source, plan: plan, computeFacts: computeFacts,
+                                  deadline: deadline)
             }
         }
     }
 
-    /// Decode, scale, keep the prepared bitmap, encode: the end of every render.
+    /// Decode, scale, keep the prepared bitmap, encode: the end of every
+    /// render; with `computeFacts`, the original's facts too, kept for the
+    /// renders after it.
     private func decode(_ request: ThumbnailRequest, _ original: Original, source: [UInt8], plan: RenderPlan,
-                        deadline: RenderDeadline) throws(ServiceError) -> RenderStep {
+                        computeFacts: Bool, deadline: RenderDeadline) throws(ServiceError) -> RenderStep {
         let bitmap: Bitmap
         do throws(ServiceError) {
-            bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
+            if computeFacts {
+                let facts: OriginalFacts
+                (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan,
+                                                                         sha256: original.metadata.sha256,
+                                                                         deadline: deadline)
+                remember(facts, url: request.sourceURL)
+            } else {
+                bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
+            }
         } catch {
             negative.remember(request.sourceURL, error)
             throw error
@@ -144,7 +166,8 @@ extension ThumbnailService {
     func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
                 deadline: RenderDeadline) throws(ServiceError) -> Rendition {
         let encoded = try ThumbnailPipeline.encode(bitmap, format: request.variant.format,
-                                                   quality: request.variant.quality, deadline: deadline)
+                                                   quality: request.variant.quality,
+                                                   background: request.variant.background, deadline: deadline)
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
                                   width: encoded.width, height: encoded.height,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))

@@ -1,0 +1,94 @@
+import ThumbCodec
+import ThumbImaging
+
+/// The canonical decode (API.md § Composition, `/info`): the first frame at
+/// the smallest shrink-on-load scale whose long side is still ≥ 256 px,
+/// oriented, in sRGB, scaled by thumbd's own scaler to ≤ 256 px on the long
+/// side. An original's facts come from it and only from it, whichever route
+/// asks first, so every instance computes the same facts.
+extension ThumbnailPipeline {
+    /// The long side of the canonical copy.
+    public static let canonicalSide = 256
+
+    /// The displayed size a decode must cover for the canonical copy: the long side ≥ 256.
+    static func canonicalMinimum(_ header: ImageHeader) -> (width: Int, height: Int) {
+        header.displayedWidth >= header.displayedHeight ? (canonicalSide, 1) : (1, canonicalSide)
+    }
+
+    /// A renderer that makes the canonical copy from a decode's rows.
+    static func canonicalRenderer(_ header: ImageHeader) -> ThumbnailRenderer {
+        let geometry: ThumbnailGeometry
+        do {
+            geometry = try ThumbnailGeometry(sourceWidth: header.displayedWidth, sourceHeight: header.displayedHeight,
+                                             width: canonicalSide, height: canonicalSide, fit: .inside, enlarge: false)
+        } catch {
+            preconditionFailure("inside with both sides always lays out: \(error)")
+        }
+        return ThumbnailRenderer(geometry: geometry, orientation: header.orientation)
+    }
+
+    /// True when a render of `plan` decodes at the canonical scale, so one
+    /// decode can feed both (`TeeSink`).
+    static func sharesCanonicalDecode(_ plan: RenderPlan) -> Bool {
+        ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize)
+            == ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: canonicalMinimum(plan.header))
+    }
+
+    /// Bytes the canonical copy needs besides a render that shares its
+    /// decode: its box-reduced rows (at most 4·256 on a side before the
+    /// kernel) as floats, and the copy itself.
+    static func canonicalScalerMemory(_ header: ImageHeader) -> Int {
+        let side = 4 * canonicalSide
+        return min(header.width * header.height, side * side) * 16 + canonicalSide * canonicalSide * 20
+    }
+
+    /// Bytes a canonical decode on its own needs at its peak.
+    static func canonicalDecodeMemory(_ header: ImageHeader, sourceBytes: Int) -> Int {
+        sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header, minimumDisplayedSize: canonicalMinimum(header))
+            + canonicalScalerMemory(header)
+    }
+
+    /// The facts of a canonical copy.
+    static func facts(ofCanonical copy: Bitmap, sha256: String) -> OriginalFacts {
+        OriginalFacts(sha256: sha256, focus: Attention.focus(of: copy))
+    }
+
+    /// An original's facts from a canonical decode of its own (when no
+    /// render shares one). Past `deadline` it stops with `.renderTimedOut`.
+    public static func facts(source: [UInt8], header: ImageHeader, sha256: String,
+                             deadline: RenderDeadline = .none) throws(ServiceError) -> OriginalFacts {
+        var renderer = canonicalRenderer(header)
+        do {
+            try ImageDecoder.decode(source, header: header, minimumDisplayedSize: canonicalMinimum(header),
+                                    deadline: deadline, into: &renderer)
+        } catch {
+            throw ServiceError(error)
+        }
+        if deadline.hasPassed { throw .renderTimedOut }
+        return facts(ofCanonical: renderer.finish(), sha256: sha256)
+    }
+
+    /// The prepared bitmap of `plan` and the original's facts, computed on
+    /// the way: from the render's own decode when it is at the canonical
+    /// scale, else from a canonical decode first. An `attention` window is
+    /// placed on the focus found.
+    public static func prepareWithFacts(source: [UInt8], plan: RenderPlan, sha256: String,
+                                        deadline: RenderDeadline = .none) throws(ServiceError) -> (Bitmap, OriginalFacts) {
+        guard sharesCanonicalDecode(plan) else {
+            let facts = try facts(source: source, header: plan.header, sha256: sha256, deadline: deadline)
+            return (try prepare(source: source, plan: plan.placed(onFocus: facts.focus), deadline: deadline), facts)
+        }
+        var tee = TeeSink(renderer(for: plan), canonicalRenderer(plan.header))
+        do {
+            try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
+                                    deadline: deadline, into: &tee)
+        } catch {
+            throw ServiceError(error)
+        }
+        let facts = facts(ofCanonical: tee.second.finish(), sha256: sha256)
+        tee.first.place(onFocus: facts.focus)
+        let bitmap = tee.first.finish()
+        if deadline.hasPassed { throw .renderTimedOut }
+        return (bitmap, facts)
+    }
+}
