@@ -24,8 +24,8 @@ enum Placement: Equatable, Sendable {
     /// clamp(round(X·room − length/2), 0, room − length), half away from zero.
     ///
     /// Exact in integers: X·room − length/2 is n/2000 with
-    /// n = 2·thousandths·room − 1000·length, so 42.5 rounds to 43, never to a
-    /// binary neighbour of 42.5.
+    /// n = 2·thousandths·room − 1000·length, so a half is a half: 0.285·200 − 50.5
+    /// is 6.5 and gives 7, where 0.285 as a Double times 200 falls just short and gives 6.
     static func focused(thousandths: Int, room: Int, length: Int) -> Int {
         precondition(length <= room, "window longer than its room")
         let n = 2 * thousandths * room - 1000 * length
