@@ -60,5 +60,8 @@ import Testing
         #expect(throws: GeometryError.needsBothSides(.fill)) {
             try ThumbnailGeometry(sourceWidth: 4, sourceHeight: 4, width: nil, height: 2, fit: .fill, enlarge: false)
         }
+        #expect(throws: GeometryError.needsBothSides(.contain)) {
+            try ThumbnailGeometry(sourceWidth: 4, sourceHeight: 4, width: 2, height: nil, fit: .contain, enlarge: false)
+        }
     }
 }
