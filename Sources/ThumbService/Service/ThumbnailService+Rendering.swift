@@ -165,9 +165,12 @@ extension ThumbnailService {
 
     func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
                 deadline: RenderDeadline) throws(ServiceError) -> Rendition {
-        let encoded = try ThumbnailPipeline.encode(bitmap, format: request.variant.format,
-                                                   quality: request.variant.quality,
-                                                   background: request.variant.background, deadline: deadline)
+        // contain's canvas already holds bg: flattening onto it again would
+        // apply a translucent bg twice, so that canvas goes over white.
+        let v = request.variant
+        let encoded = try ThumbnailPipeline.encode(bitmap, format: v.format, quality: v.quality,
+                                                   background: v.prepared.fit == .contain ? nil : v.background,
+                                                   deadline: deadline)
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
                                   width: encoded.width, height: encoded.height,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
