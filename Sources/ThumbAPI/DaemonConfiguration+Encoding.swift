@@ -7,6 +7,8 @@ extension DaemonConfiguration {
     public var json: JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
         func secret(_ s: String?) -> JSONValue { s == nil ? .null : .string("(set)") }
+        // `blur: 2` rather than `2.0`; `2.5` as a number (exact to a tenth, reads back the same).
+        func tenths(_ t: Int) -> JSONValue { t % 10 == 0 ? .integer(t / 10) : .number(Double(t) / 10) }
         let presets: [(key: String, value: JSONValue)] = service.output.presets.sorted { $0.key < $1.key }.map { name, p in
             var fields: [(key: String, value: JSONValue)] = []
             if let w = p.width { fields.append(("w", .integer(w))) }
@@ -14,6 +16,10 @@ extension DaemonConfiguration {
             if let f = p.fit { fields.append(("fit", .string(f.rawValue))) }
             if let f = p.format { fields.append(("format", .string(f.rawValue))) }
             if let q = p.quality { fields.append(("q", .integer(q))) }
+            if let g = p.gravity { fields.append(("gravity", .string(g.rawValue))) }
+            if let bg = p.background { fields.append(("bg", .string(bg.hex))) }
+            if let t = p.blurTenths { fields.append(("blur", tenths(t))) }
+            if let t = p.sharpenTenths { fields.append(("sharpen", tenths(t))) }
             return (name, .object(fields))
         }
         return .object([

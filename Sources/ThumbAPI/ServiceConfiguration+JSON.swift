@@ -103,11 +103,15 @@ extension ServiceConfiguration.Size {
 }
 
 extension ServiceConfiguration.Preset {
+    /// A preset's fields take the query's values (API.md § GET /thumbnail), in
+    /// JSON types: `blur` and `sharpen` are numbers, as in prefetch items.
     init(_ value: JSONValue, path: String) throws(ConfigurationError) {
         var r = try ConfigReader(value, path: path)
         self.init(width: try r.integer("w", 1...65_535), height: try r.integer("h", 1...65_535))
         if let v = try r.string("fit") {
-            guard let fit = Fit(rawValue: v) else { throw ConfigurationError(key: path + ".fit", "must be inside, cover or fill") }
+            guard let fit = Fit(rawValue: v) else {
+                throw ConfigurationError(key: path + ".fit", "must be \(CompositionParameters.fitRule)")
+            }
             self.fit = fit
         }
         if let v = try r.string("format") {
@@ -117,6 +121,39 @@ extension ServiceConfiguration.Preset {
             self.format = format
         }
         quality = try r.integer("q", 1...100)
+        if let v = try r.string("gravity") {
+            guard let gravity = Gravity(rawValue: v) else {
+                throw ConfigurationError(key: path + ".gravity", "must be \(CompositionParameters.gravityRule)")
+            }
+            self.gravity = gravity
+        }
+        if let v = try r.string("bg") {
+            guard let color = RGBAColor(hex: v) else {
+                throw ConfigurationError(key: path + ".bg", "must be \(CompositionParameters.backgroundRule)")
+            }
+            background = color
+        }
+        blurTenths = try Self.tenths(&r, "blur", CompositionParameters.blurRange, CompositionParameters.blurRule)
+        sharpenTenths = try Self.tenths(&r, "sharpen", CompositionParameters.sharpenRange,
+                                        CompositionParameters.sharpenRule)
+        if r.take("fp") != nil {
+            throw ConfigurationError(key: r.path("fp"), "is not a preset field: a focal point belongs to one source")
+        }
         try r.finish()
+    }
+
+    /// A JSON number of tenths within `range`, or nil when the key is absent.
+    private static func tenths(_ r: inout ConfigReader, _ key: String, _ range: ClosedRange<Int>,
+                               _ rule: String) throws(ConfigurationError) -> Int? {
+        guard let value = r.take(key) else { return nil }
+        let tenths: Int? = switch value {
+        case .integer(let n) where (0...100_000).contains(n): n * 10
+        case .number(let d): CompositionParameters.tenths(of: d)
+        default: nil
+        }
+        guard let tenths, range.contains(tenths) else {
+            throw ConfigurationError(key: r.path(key), "must be a number: \(rule)")
+        }
+        return tenths
     }
 }

@@ -78,21 +78,34 @@ public struct ServiceConfiguration: Equatable, Sendable {
         }
     }
 
-    /// A named set of defaults for `/thumbnail` (Configuration.md).
+    /// A named set of defaults for `/thumbnail` (Configuration.md). No `fp`:
+    /// a focal point belongs to one source, not to a family of requests.
     public struct Preset: Equatable, Sendable {
         public var width: Int?
         public var height: Int?
         public var fit: Fit?
         public var format: OutputFormat?
         public var quality: Int?
+        /// Yields to a request's `gravity`, and to its `fp`.
+        public var gravity: Gravity?
+        public var background: RGBAColor?
+        /// `blur` in tenths of a CSS pixel (3…1000); the request's `dpr` multiplies it.
+        public var blurTenths: Int?
+        /// `sharpen` in tenths of a CSS pixel (3…100); the request's `dpr` multiplies it.
+        public var sharpenTenths: Int?
 
         public init(width: Int? = nil, height: Int? = nil, fit: Fit? = nil, format: OutputFormat? = nil,
-                    quality: Int? = nil) {
+                    quality: Int? = nil, gravity: Gravity? = nil, background: RGBAColor? = nil,
+                    blurTenths: Int? = nil, sharpenTenths: Int? = nil) {
             self.width = width
             self.height = height
             self.fit = fit
             self.format = format
             self.quality = quality
+            self.gravity = gravity
+            self.background = background
+            self.blurTenths = blurTenths
+            self.sharpenTenths = sharpenTenths
         }
     }
 }

@@ -13,7 +13,8 @@ enum Command: Equatable {
     case help
 }
 
-/// `thumbd thumbnail INPUT OUTPUT [--w N] [--h N] [--fit F] [--format F] [--q N] [--enlarge]`.
+/// `thumbd thumbnail INPUT OUTPUT [--w N] [--h N] [--fit F] [--format F] [--q N] [--enlarge]
+/// [--gravity G] [--fp X,Y] [--bg HEX] [--blur S] [--sharpen S]`.
 struct ThumbnailCommand: Equatable {
     var input: String
     var output: String
@@ -24,6 +25,9 @@ struct ThumbnailCommand: Equatable {
     var format: OutputFormat
     var quality: Int?
     var enlarge = false
+    /// `--gravity`, `--fp`, `--bg`, `--blur`, `--sharpen`, with the query's
+    /// rules; there is no `dpr` here, so blur and sharpen are in result pixels.
+    var composition = CompositionParameters()
 }
 
 /// A command line that cannot be understood: exit status 2 with `message`.

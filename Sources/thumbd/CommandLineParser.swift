@@ -28,7 +28,8 @@ enum CommandLineParser {
     }
 
     private static func parseThumbnail(_ args: [String]) throws(UsageError) -> ThumbnailCommand {
-        let options = try parseOptions(args, valued: ["--w", "--h", "--fit", "--format", "--q"],
+        let options = try parseOptions(args, valued: ["--w", "--h", "--fit", "--format", "--q", "--gravity", "--fp",
+                                                      "--bg", "--blur", "--sharpen"],
                                        flags: ["--enlarge"])
         guard options.positional.count == 2 else {
             throw UsageError(message: "thumbnail needs INPUT and OUTPUT")
@@ -44,7 +45,7 @@ enum CommandLineParser {
         }
         if let fit = options.values["--fit"] {
             guard let value = Fit(rawValue: fit) else {
-                throw UsageError(message: "--fit must be inside, cover or fill, not '\(fit)'")
+                throw UsageError(message: "--fit must be \(CompositionParameters.fitRule), not '\(fit)'")
             }
             command.fit = value
         }
@@ -60,7 +61,49 @@ enum CommandLineParser {
             command.format = value
         }
         command.enlarge = options.flags.contains("--enlarge")
+        command.composition = try composition(options.values, fit: command.fit)
         return command
+    }
+
+    /// `--gravity`, `--fp`, `--bg`, `--blur`, `--sharpen` under the query's
+    /// rules (API.md § Composition), so what `/thumbnail` refuses is a usage
+    /// error here.
+    private static func composition(_ values: [String: String], fit: Fit) throws(UsageError) -> CompositionParameters {
+        typealias Rules = CompositionParameters
+        var c = CompositionParameters()
+        if let text = values["--gravity"] {
+            guard let value = Gravity(rawValue: text) else {
+                throw UsageError(message: "--gravity must be \(Rules.gravityRule), not '\(text)'")
+            }
+            c.gravity = value
+        }
+        if let text = values["--fp"] {
+            guard let value = Rules.focalPoint(parsing: text) else {
+                throw UsageError(message: "--fp must be \(Rules.focalPointRule), not '\(text)'")
+            }
+            guard c.gravity == nil else { throw UsageError(message: "--fp and --gravity cannot both be given") }
+            guard fit == .cover else { throw UsageError(message: "--fp needs --fit cover") }
+            c.focalPoint = value
+        }
+        if let text = values["--bg"] {
+            guard let value = RGBAColor(hex: text) else {
+                throw UsageError(message: "--bg must be \(Rules.backgroundRule), not '\(text)'")
+            }
+            c.background = value
+        }
+        if let text = values["--blur"] {
+            guard let value = Rules.tenths(parsing: text, in: Rules.blurRange) else {
+                throw UsageError(message: "--blur must be \(Rules.blurRule), not '\(text)'")
+            }
+            c.blurTenths = value
+        }
+        if let text = values["--sharpen"] {
+            guard let value = Rules.tenths(parsing: text, in: Rules.sharpenRange) else {
+                throw UsageError(message: "--sharpen must be \(Rules.sharpenRule), not '\(text)'")
+            }
+            c.sharpenTenths = value
+        }
+        return c
     }
 
     /// The formats `thumbnail` writes: every format of `/thumbnail`.

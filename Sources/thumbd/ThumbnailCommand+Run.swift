@@ -8,10 +8,10 @@ extension ThumbnailCommand {
         guard let data = FileManager.default.contents(atPath: input) else {
             return fail("cannot read \(input)")
         }
-        let variant = PreparedVariant(width: width, height: height, fit: fit, enlarge: enlarge)
         do throws(ServiceError) {
-            let bitmap = try ThumbnailPipeline.prepare(source: [UInt8](data), variant: variant, limits: limits)
-            let encoded = try ThumbnailPipeline.encode(bitmap, format: format, quality: quality ?? defaultQuality)
+            let variant = self.variant(defaultQuality: defaultQuality)
+            let bitmap = try ThumbnailPipeline.prepare(source: [UInt8](data), variant: variant.prepared, limits: limits)
+            let encoded = try ThumbnailPipeline.encode(bitmap, format: variant.format, quality: variant.quality)
             guard FileManager.default.createFile(atPath: output, contents: Data(encoded.bytes)) else {
                 return fail("cannot write \(output)")
             }
@@ -19,6 +19,13 @@ extension ThumbnailCommand {
         } catch {
             return fail("\(input): \(error.message) (\(error.code))")
         }
+    }
+
+    /// The variant a `/thumbnail` request with these options (and `dpr` 1) would render.
+    func variant(defaultQuality: Int) -> ThumbnailVariant {
+        let plain = ThumbnailVariant(prepared: PreparedVariant(width: width, height: height, fit: fit, enlarge: enlarge),
+                                     format: format, quality: quality ?? defaultQuality)
+        return composition.applied(to: plain)
     }
 
     private func fail(_ message: String) -> Int32 {

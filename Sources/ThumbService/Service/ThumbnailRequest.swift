@@ -25,7 +25,8 @@ public struct ThumbnailRequest: Hashable, Sendable {
     }
 
     /// The parameters `/thumbnail` knows; any other is a `400`.
-    static let knownParameters: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "dpr", "preset", "sig"]
+    static let knownParameters: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "dpr", "preset", "sig",
+                                               "gravity", "fp", "bg", "blur", "sharpen"]
     static let maxURLBytes = 2048
 
     /// Validates decoded query parameters against the rules of API.md § GET /thumbnail and the
@@ -67,7 +68,9 @@ public struct ThumbnailRequest: Hashable, Sendable {
         let quality = try Self.integer(values["q"], "q", 1...100) ?? preset?.quality ?? config.output.defaultQuality
         var fit = preset?.fit ?? .inside
         if let text = values["fit"] {
-            guard let value = Fit(rawValue: text) else { throw .badRequest("fit must be inside, cover or fill") }
+            guard let value = Fit(rawValue: text) else {
+                throw .badRequest("fit must be \(CompositionParameters.fitRule)")
+            }
             fit = value
         }
         var format = preset?.format ?? .auto
@@ -88,6 +91,15 @@ public struct ThumbnailRequest: Hashable, Sendable {
         if let text = values["enlarge"] {
             guard text == "0" || text == "1" else { throw .badRequest("enlarge must be 0 or 1") }
             enlarge = text == "1"
+        }
+        let given = try CompositionParameters(query: values)
+        // Both say where the window goes; which one a client meant is unknowable.
+        if given.focalPoint != nil, given.gravity != nil {
+            throw .badRequest("fp and gravity cannot both be given")
+        }
+        let composition = given.filled(from: preset)
+        if composition.focalPoint != nil, fit != .cover {
+            throw .badRequest("fp needs fit=cover, not fit=\(fit.rawValue)")
         }
 
         guard width != nil || height != nil else { throw .badRequest("give w, h or a preset") }
@@ -118,9 +130,11 @@ public struct ThumbnailRequest: Hashable, Sendable {
             format = negotiated
         }
         sourceURL = normalized
-        variant = ThumbnailVariant(prepared: PreparedVariant(width: scaledWidth, height: scaledHeight, fit: fit,
-                                                             enlarge: enlarge),
-                                   format: format, quality: quality)
+        let plain = ThumbnailVariant(prepared: PreparedVariant(width: scaledWidth, height: scaledHeight, fit: fit,
+                                                               enlarge: enlarge),
+                                     format: format, quality: quality)
+        // After negotiation: `bg` is inert for `auto` answered as WebP or AVIF.
+        variant = composition.applied(to: plain, dpr: dpr)
     }
 
     /// Strict decimal: digits only (no sign, no spaces), within `range`.
