@@ -61,6 +61,11 @@ public struct ThumbnailVariant: Hashable, Sendable {
         self.background = background
     }
 
+    /// What a JPEG's alpha is flattened onto (nil: white). `contain`'s
+    /// canvas already holds `bg`: flattening onto it again would apply a
+    /// translucent one twice, so that canvas goes over white.
+    public var flattenBackground: RGBAColor? { prepared.fit == .contain ? nil : background }
+
     /// A canonical, stable text form built from parsed values (never the raw
     /// query), used in cache keys and ETags. Composition fields appear only
     /// when set, so the keys of requests without them did not change.

@@ -11,7 +11,8 @@ extension ThumbnailCommand {
         do throws(ServiceError) {
             let variant = self.variant(defaultQuality: defaultQuality)
             let bitmap = try ThumbnailPipeline.prepare(source: [UInt8](data), variant: variant.prepared, limits: limits)
-            let encoded = try ThumbnailPipeline.encode(bitmap, format: variant.format, quality: variant.quality)
+            let encoded = try ThumbnailPipeline.encode(bitmap, format: variant.format, quality: variant.quality,
+                                                       background: variant.flattenBackground)
             guard FileManager.default.createFile(atPath: output, contents: Data(encoded.bytes)) else {
                 return fail("cannot write \(output)")
             }

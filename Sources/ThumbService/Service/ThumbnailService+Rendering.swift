@@ -165,12 +165,9 @@ extension ThumbnailService {
 
     func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
                 deadline: RenderDeadline) throws(ServiceError) -> Rendition {
-        // contain's canvas already holds bg: flattening onto it again would
-        // apply a translucent bg twice, so that canvas goes over white.
         let v = request.variant
         let encoded = try ThumbnailPipeline.encode(bitmap, format: v.format, quality: v.quality,
-                                                   background: v.prepared.fit == .contain ? nil : v.background,
-                                                   deadline: deadline)
+                                                   background: v.flattenBackground, deadline: deadline)
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
                                   width: encoded.width, height: encoded.height,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
