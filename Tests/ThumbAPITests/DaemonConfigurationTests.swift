@@ -105,5 +105,8 @@ import Testing
         #expect(c.security.signingKey != nil && c.security.adminToken != nil)
         #expect(!c.service.origin.allowedHosts.isEmpty && !c.service.origin.allowPrivateNetworks && !c.service.output.allowedSizes.isEmpty)
         #expect(c.service.output.presets["avatar"]?.width == 128)
+        #expect(c.service.output.presets["avatar"]?.gravity == .attention)
+        #expect(c.service.output.presets["product"]?.fit == .contain && c.service.output.presets["product"]?.sharpenTenths == 5)
+        #expect(c.service.output.presets["spoiler"]?.blurTenths == 120)
     }
 }
