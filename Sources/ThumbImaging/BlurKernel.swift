@@ -50,6 +50,16 @@ enum BlurKernel {
         }
     }
 
+    /// Pixels a line's buffers need beyond the line, both ends together: the
+    /// padding, or what the intermediate box passes keep (see `GaussianBlur`),
+    /// 4·(radius + 1) ≈ 3.3σ. Bounded by the sigma, not the image.
+    var margin: Int {
+        switch self {
+        case .sampled: 2 * padding
+        case .boxes(let box): 4 * (box.radius + 1)
+        }
+    }
+
     /// The effective 1-D kernel, offsets −radius…radius, in the floats used.
     var taps: [Double] {
         switch self {
@@ -106,17 +116,29 @@ struct ExtendedBox: Equatable {
         let exact = Double(2 * r + 1) * (Double(r * (r + 1)) - 3 * v) / (6 * (v - Double((r + 1) * (r + 1))))
         // A multiple of 2⁻¹² keeps 2r + 1 + 2α exact in a float (r < 2048, so
         // σ up to ≈ 2400), and so the running sums of an opaque alpha channel.
-        let alpha = Float((min(max(exact, 0), 1) * 4096).rounded() / 4096)
-        let weight = Float(2 * r + 1) + 2 * alpha
-        // x·(1/x) is not always exactly 1 in floats; an opaque alpha channel
-        // (sum = weight) must come out exactly 1, so nudge the reciprocal.
+        let ideal = (min(max(exact, 0), 1) * 4096).rounded()
+        // An opaque alpha channel sums to exactly that weight and must come
+        // out exactly 1, but x·(1/x) is not always 1 in floats, and for some
+        // weights no float multiplies back to 1: then move α by 2⁻¹² (a change
+        // of the kernel far below its error bound) until one does.
+        var found: (alpha: Float, scale: Float)?
+        for k in [0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 7, -7, 8, -8] where found == nil {
+            let alpha = Float(min(max(ideal + Double(k), 0), 4095) / 4096)
+            found = Self.reciprocal(of: Float(2 * r + 1) + 2 * alpha).map { (alpha, $0) }
+        }
+        let chosen = found ?? (Float(ideal / 4096), 1 / (Float(2 * r + 1) + 2 * Float(ideal / 4096)))
+        precondition(found != nil || r >= 2048, "no weight near \(2 * r + 1) has a float reciprocal")
+        self.alpha = chosen.alpha
+        self.scale = chosen.scale
+        self.radius = r
+    }
+
+    /// A float s with weight·s == 1 exactly, if one lies within a few ulps of 1/weight.
+    private static func reciprocal(of weight: Float) -> Float? {
         var scale = 1 / weight
-        for _ in 0..<8 where weight * scale != 1 {
+        for _ in 0..<4 where weight * scale != 1 {
             scale = weight * scale > 1 ? scale.nextDown : scale.nextUp
         }
-        precondition(weight * scale == 1 || r >= 2048, "no reciprocal of \(weight) multiplies back to 1")
-        self.radius = r
-        self.alpha = alpha
-        self.scale = scale
+        return weight * scale == 1 ? scale : nil
     }
 }

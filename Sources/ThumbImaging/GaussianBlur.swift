@@ -1,5 +1,6 @@
 /// Gaussian blur of premultiplied linear RGBA (`SIMD4<Float>` per pixel,
-/// row-major), in place, edges clamped (pixels beyond an edge repeat it).
+/// row-major), in place, edges clamped (the image extended by copies of its
+/// edge pixels, as the exact Gaussian the tests compare with sees it).
 ///
 /// Separable: rows, then columns, four lines at a time as one `SIMD16` per
 /// position, so a pass blurs them together and its running sum stays in
@@ -7,14 +8,14 @@
 /// pass and from the last pass back. Columns go `columnLanes` at a time,
 /// copied out row run by row run (a pixel per row would cost a cache miss per
 /// pixel) into a buffer where each group of four is contiguous, and back.
-/// Memory beyond the image: two buffers of `columnLanes` columns (512 KiB
-/// for 1024 rows), whatever the sigma.
+/// Memory beyond the image: two buffers of `columnLanes` lines, each a line
+/// plus `BlurKernel.margin` (≈ 3.3σ) pixels: 1 MiB for 1024 rows at σ 20.
 ///
 /// The kernel is `BlurKernel`'s: an exact sampled Gaussian for small sigmas,
-/// four extended boxes (running sums, cost independent of sigma) above.
-/// An image whose alpha is all 1 keeps alpha exactly 1.
+/// four extended boxes (running sums, cost per pixel independent of sigma)
+/// above. An image whose alpha is all 1 keeps alpha exactly 1.
 public enum GaussianBlur {
-    /// Columns per block: measured on 1024² (16 and 64 were slower).
+    /// Columns per block, a multiple of 4: on 1024², 16 and 64 were slower.
     static let columnLanes = 32
 
     /// Blurs `pixels` (`width`×`height`) with a Gaussian of standard deviation
@@ -22,7 +23,8 @@ public enum GaussianBlur {
     public static func apply(_ pixels: inout [SIMD4<Float>], width: Int, height: Int, sigma: Float) {
         precondition(width > 0 && height > 0 && pixels.count == width * height, "pixel count is not width×height")
         let kernel = BlurKernel(sigma: sigma)
-        let length = (max(width, height) + 2 * kernel.padding) * columnLanes / 4
+        let groups = max(1, min(columnLanes, width) / 4)
+        let length = (max(width, height) + kernel.margin) * groups
         var front = [SIMD16<Float>](repeating: .zero, count: length)
         var back = [SIMD16<Float>](repeating: .zero, count: length)
         pixels.withUnsafeMutableBufferPointer { image in
@@ -145,25 +147,32 @@ private struct BlockBlur {
             }
             weights.withUnsafeBufferPointer { convolve(padded, into: lines, count: n, groups: groups, weights: $0) }
         case .boxes(let box):
-            // Running sums clamp their own indices, so the passes can read and
-            // write the lines in place: lines → front → back → front → lines.
-            let a = Buffer(base: front, length: n), b = Buffer(base: back, length: n)
+            // Clamping the image's edges means every pass sees the line
+            // extended by copies of its end pixels. Each box pass of that
+            // extension differs from the end value only within its reach r + 1
+            // of the end, so an intermediate pass keeps that much more at each
+            // end (the first r + 1, the second 2(r + 1)) and the next pass clamps
+            // its reads there, exactly. The last pass writes the line itself.
+            let reach = box.radius + 1
+            let a = Buffer(base: front, length: n + 4 * reach), b = Buffer(base: back, length: n + 4 * reach)
             if L.copiedOut {
                 for p in 0..<n { for g in 0..<groups { b.store(lines.load(p, g), p, g) } }
-                for _ in 0..<(BlurKernel.boxPasses / 2) {
-                    boxPass(b, into: a, count: n, groups: groups, box: box)
-                    boxPass(a, into: b, count: n, groups: groups, box: box)
-                }
+                boxPasses(b, a, b, a, b, count: n, reach: reach, groups: groups, box: box)
                 for p in 0..<n { for g in 0..<groups { lines.store(b.load(p, g), p, g) } }
             } else {
-                boxPass(lines, into: a, count: n, groups: groups, box: box)
-                for _ in 0..<(BlurKernel.boxPasses / 2 - 1) {
-                    boxPass(a, into: b, count: n, groups: groups, box: box)
-                    boxPass(b, into: a, count: n, groups: groups, box: box)
-                }
-                boxPass(a, into: lines, count: n, groups: groups, box: box)
+                boxPasses(lines, a, b, a, lines, count: n, reach: reach, groups: groups, box: box)
             }
         }
+    }
+
+    /// The four box passes of `BlurKernel.boxes`, `first` → … → `last`.
+    private func boxPasses<F: Lines, L: Lines>(_ first: F, _ one: Buffer, _ two: Buffer, _ three: Buffer, _ last: L,
+                                              count n: Int, reach: Int, groups: Int, box: ExtendedBox) {
+        precondition(BlurKernel.boxPasses == 4)
+        boxPass(first, count: n, into: one, count: n + 2 * reach, shift: -reach, groups: groups, box: box)
+        boxPass(one, count: n + 2 * reach, into: two, count: n + 4 * reach, shift: -reach, groups: groups, box: box)
+        boxPass(two, count: n + 4 * reach, into: three, count: n + 2 * reach, shift: reach, groups: groups, box: box)
+        boxPass(three, count: n + 2 * reach, into: last, count: n, shift: reach, groups: groups, box: box)
     }
 
     /// Exact taps, symmetric pairs from the outside in and the centre last:
@@ -187,38 +196,59 @@ private struct BlockBlur {
     }
 
     /// One extended box as a running sum, one group's line at a time (the
-    /// sum stays in a register): O(count + min(radius, count)), so a radius
-    /// far beyond the line costs no more than the line.
+    /// sum stays in a register): output j is centred on source position
+    /// j + shift, and reads beyond the source's `count` clamp to its ends.
+    /// O(outputs + min(radius, source)), so a radius far beyond the line costs
+    /// no more than the line and its extension.
     ///
-    /// Output i is the sum plus its two fractional end taps: the pixel just
+    /// Output j is the sum plus its two fractional end taps: the pixel just
     /// left of it (which leaves the sum next) and the one next to enter it.
-    /// Indices are clamped only in the first and last r + 1 outputs.
-    private func boxPass<S: Lines, D: Lines>(_ src: S, into dst: D, count n: Int, groups: Int, box: ExtendedBox) {
+    /// Indices are clamped only where they can leave the source.
+    private func boxPass<S: Lines, D: Lines>(_ src: S, count n: Int, into dst: D, count outputs: Int, shift: Int,
+                                             groups: Int, box: ExtendedBox) {
         let r = box.radius
-        let head = min(r + 1, n), middle = head..<max(head, n - r - 1), tail = middle.upperBound..<n
+        // Outputs in lo..<hi read only inside the source.
+        let lo = min(max(r + 1 - shift, 0), outputs)
+        let hi = min(max(n - r - 1 - shift, lo), outputs)
+        @inline(__always) func clamp(_ p: Int) -> Int { min(max(p, 0), n - 1) }
         for g in 0..<groups {
-            // Sum over offsets −r…r of position 0: r + 1 copies of the first
-            // pixel, the line's next pixels, copies of the last beyond it.
-            let inside = min(r, n - 1)
-            var sum = src.load(0, g) * Float(r + 1)
-            for j in stride(from: 1, through: inside, by: 1) { sum += src.load(j, g) }
-            if r > inside { sum += src.load(n - 1, g) * Float(r - inside) }
-            for i in 0..<head {
-                Self.boxStep(src, dst, g, i, before: max(i - r - 1, 0), entering: min(i + r + 1, n - 1), box, &sum)
+            // Sum over source positions shift − r … shift + r, clamped: copies of
+            // the first pixel, the pixels inside, copies of the last. Compensated
+            // (Kahan): a plain sum of hundreds of pixels drifts by ~r ulps, which
+            // would show as a constant image changing by 1e-5 at sigma 400.
+            let first = shift - r, last = shift + r
+            var sum = SIMD16<Float>.zero, lost = SIMD16<Float>.zero
+            @inline(__always) func add(_ x: SIMD16<Float>) {
+                let y = x - lost, t = sum + y
+                lost = (t - sum) - y
+                sum = t
             }
-            for i in middle { Self.boxStep(src, dst, g, i, before: i &- r &- 1, entering: i &+ r &+ 1, box, &sum) }
-            for i in tail {
-                Self.boxStep(src, dst, g, i, before: i - r - 1, entering: min(i + r + 1, n - 1), box, &sum)
+            if first < 0 { add(src.load(0, g) * Float(min(-first, 2 * r + 1))) }
+            for p in stride(from: max(first, 0), through: min(last, n - 1), by: 1) { add(src.load(p, g)) }
+            if last > n - 1 { add(src.load(n - 1, g) * Float(min(last - (n - 1), 2 * r + 1))) }
+            for j in 0..<lo {
+                let c = j + shift
+                Self.boxStep(src, dst, g, j, before: clamp(c - r - 1), entering: clamp(c + r + 1), leaving: clamp(c - r),
+                             box, &sum)
+            }
+            for j in lo..<hi {
+                let c = j &+ shift
+                Self.boxStep(src, dst, g, j, before: c &- r &- 1, entering: c &+ r &+ 1, leaving: c &- r, box, &sum)
+            }
+            for j in hi..<outputs {
+                let c = j + shift
+                Self.boxStep(src, dst, g, j, before: clamp(c - r - 1), entering: clamp(c + r + 1), leaving: clamp(c - r),
+                             box, &sum)
             }
         }
     }
 
-    /// Writes output i; then pixel i − r (clamped to 0) leaves the sum and `entering` joins it.
+    /// Writes output j; then `leaving` leaves the sum and `entering` joins it.
     @inline(__always)
-    private static func boxStep<S: Lines, D: Lines>(_ src: S, _ dst: D, _ g: Int, _ i: Int, before: Int, entering: Int,
-                                                    _ box: ExtendedBox, _ sum: inout SIMD16<Float>) {
+    private static func boxStep<S: Lines, D: Lines>(_ src: S, _ dst: D, _ g: Int, _ j: Int, before: Int, entering: Int,
+                                                    leaving: Int, _ box: ExtendedBox, _ sum: inout SIMD16<Float>) {
         let enter = src.load(entering, g)
-        dst.store((sum + (src.load(before, g) + enter) * box.alpha) * box.scale, i, g)
-        sum += enter - src.load(max(i &- box.radius, 0), g)
+        dst.store((sum + (src.load(before, g) + enter) * box.alpha) * box.scale, j, g)
+        sum += enter - src.load(leaving, g)
     }
 }
