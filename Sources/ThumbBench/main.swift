@@ -4,12 +4,14 @@ import ThumbService
 // In-process pipeline benchmark: decode + scale + encode of each file, in
 // memory, repeated; prints one line per file: "<name> <median ms> <min ms>".
 // Usage: ThumbBench [--runs N] [--w N] [--h N] [--fit F] [--format F] FILE...
+//        ThumbBench --blur-bench [--runs N]   (blur and sharpen alone; see BlurBench)
 // Driven by Tests/Benchmarks/codec-bench.sh; build with -c release.
 
 var runs = 11
 var variant = PreparedVariant(width: 256, height: 256, fit: .inside)
 var format = OutputFormat.jpeg
 var files: [String] = []
+var blurBench = false
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let arg = args.next() {
     switch arg {
@@ -18,8 +20,14 @@ while let arg = args.next() {
     case "--h": variant.height = Int(args.next() ?? "")
     case "--fit": variant.fit = .init(rawValue: args.next() ?? "") ?? .inside
     case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
+    case "--blur-bench": blurBench = true
     default: files.append(arg)
     }
+}
+
+if blurBench {
+    BlurBench.run(runs: max(runs, 15))
+    exit(0)
 }
 
 func milliseconds(_ body: () throws -> Void) rethrows -> Double {
