@@ -55,7 +55,7 @@ let package = Package(
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
                                          "ThumbJSON", "ThumbClock"]),
 
-        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService"]),
+        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging"]),
         .target(name: "FuzzDriver"),
         .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging"]),
         .executableTarget(name: "FuzzStructure", dependencies: ["FuzzDriver", "ThumbCodec"]),

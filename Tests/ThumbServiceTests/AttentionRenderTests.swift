@@ -92,7 +92,8 @@ import ThumbTestSupport
         defer { again.renders.shutdown() }
         let afterRestart = try render(again, url, [("w", "80"), ("h", "80"), ("fit", "cover"),
                                                    ("gravity", "attention"), ("format", "png")])
-        #expect(afterRestart.cache == .disk && try redPixels(afterRestart.rendition) > 200)
+        #expect(afterRestart.cache == .disk)
+        #expect(try redPixels(afterRestart.rendition) > 200)
         #expect(again.statistics.counters.factsComputed == 0, "read from disk")
         #expect(origin.hits("/scene.png") == 1)
     }

@@ -62,7 +62,7 @@ extension ThumbnailService {
                                   deadline: deadline)
             }
             let spent = (ContinuousClock.now - started) / .seconds(1)
-            return .needsMore(cost: estimate) { [self, plan] () throws(ServiceError) in
+            return .needsMore(cost: estimate) { [self, plan, computeFacts] () throws(ServiceError) in
                 let deadline = RenderDeadline(seconds: seconds - spent)
                 let source = try original.file.read()
                 return try decode(request, original, source: source, plan: plan, computeFacts: computeFacts,
