@@ -1,9 +1,11 @@
 import Foundation
+import ThumbImaging
 import ThumbService
 
 // In-process pipeline benchmark: decode + scale + encode of each file, in
 // memory, repeated; prints one line per file: "<name> <median ms> <min ms>".
-// Usage: ThumbBench [--runs N] [--w N] [--h N] [--fit F] [--format F] FILE...
+// Usage: ThumbBench [--runs N] [--w N] [--h N] [--fit F] [--gravity G] [--format F] FILE...
+//        (--gravity attention computes the original's focus in every run: a first render's cost)
 //        ThumbBench --blur-bench [--runs N]   (blur and sharpen alone; see BlurBench)
 // Driven by Tests/Benchmarks/codec-bench.sh; build with -c release.
 
@@ -19,6 +21,7 @@ while let arg = args.next() {
     case "--w": variant.width = Int(args.next() ?? "")
     case "--h": variant.height = Int(args.next() ?? "")
     case "--fit": variant.fit = .init(rawValue: args.next() ?? "") ?? .inside
+    case "--gravity": variant.gravity = Gravity(rawValue: args.next() ?? "")
     case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
     case "--blur-bench": blurBench = true
     default: files.append(arg)

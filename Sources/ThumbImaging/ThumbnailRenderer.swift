@@ -44,12 +44,35 @@ public struct ThumbnailRenderer: ScanlineSink {
 
     public mutating func begin(width: Int, height: Int, color: SourceColorSpace) {
         self.color = color
-        let target = storedTarget
-        // Box-reduce by whole factors while at least 2× headroom remains for the
-        // kernel: the box step is cheap, the kernel step decides the quality.
-        let kx = max(1, width / (target.width * 2))
-        let ky = max(1, height / (target.height * 2))
+        let (kx, ky) = reduction(width: width, height: height)
         reducer = BoxReducer(sourceWidth: width, sourceHeight: height, kx: kx, ky: ky, toLinear16: color.toLinear16)
+    }
+
+    /// The whole factors a `width`×`height` decode is box-reduced by: while
+    /// at least 2× headroom remains for the kernel (the box step is cheap,
+    /// the kernel step decides the quality).
+    func reduction(width: Int, height: Int) -> (kx: Int, ky: Int) {
+        let target = storedTarget
+        return (max(1, width / (target.width * 2)), max(1, height / (target.height * 2)))
+    }
+
+    /// True when this renderer would box-reduce a `width`×`height` decode
+    /// exactly as `other` does: the reduced floats are then the same values,
+    /// and `adoptReduction(from:)` can take them instead of making them again.
+    public func reducesLike(_ other: ThumbnailRenderer, width: Int, height: Int) -> Bool {
+        reduction(width: width, height: height) == other.reduction(width: width, height: height)
+    }
+
+    /// Takes `other`'s finished reduction (the rows it was fed, reduced by
+    /// the same factors this renderer uses): one decode, one reduction, two
+    /// results. Copy-on-write shares the floats.
+    public mutating func adoptReduction(from other: ThumbnailRenderer) {
+        guard let shared = other.reducer, shared.isComplete,
+              reduction(width: shared.sourceWidth, height: shared.sourceHeight) == (shared.kx, shared.ky) else {
+            preconditionFailure("adoptReduction from a renderer that reduces otherwise or has not finished its rows")
+        }
+        reducer = shared
+        color = other.color
     }
 
     public mutating func consume(_ rows: UnsafeRawBufferPointer, rowCount: Int) {

@@ -28,7 +28,7 @@ extension ThumbnailPipeline {
     }
 
     /// True when a render of `plan` decodes at the canonical scale, so one
-    /// decode can feed both (`TeeSink`).
+    /// decode can feed both (`CanonicalTee`).
     static func sharesCanonicalDecode(_ plan: RenderPlan) -> Bool {
         ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize)
             == ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: canonicalMinimum(plan.header))
@@ -78,16 +78,16 @@ extension ThumbnailPipeline {
             let facts = try facts(source: source, header: plan.header, sha256: sha256, deadline: deadline)
             return (try prepare(source: source, plan: plan.placed(onFocus: facts.focus), deadline: deadline), facts)
         }
-        var tee = TeeSink(renderer(for: plan), canonicalRenderer(plan.header))
+        var tee = CanonicalTee(render: renderer(for: plan), canonical: canonicalRenderer(plan.header))
         do {
             try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
                                     deadline: deadline, into: &tee)
         } catch {
             throw ServiceError(error)
         }
-        let facts = facts(ofCanonical: tee.second.finish(), sha256: sha256)
-        tee.first.place(onFocus: facts.focus)
-        let bitmap = tee.first.finish()
+        let facts = facts(ofCanonical: tee.finishCanonical(), sha256: sha256)
+        tee.place(onFocus: facts.focus)
+        let bitmap = tee.render.finish()
         if deadline.hasPassed { throw .renderTimedOut }
         return (bitmap, facts)
     }
