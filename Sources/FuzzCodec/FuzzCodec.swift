@@ -20,6 +20,23 @@ func fuzzOne(_ data: [UInt8]) {
                                                                          scaledHeight: min(32, header.displayedHeight),
                                                                          width: min(32, header.displayedWidth),
                                                                          height: min(32, header.displayedHeight)))
+        // Composition on what decoded (API.md § Composition): the focus, a
+        // blur and a sharpen with a sigma the input picks, contain's canvas.
+        let focus = Attention.focus(of: small)
+        precondition((0...1000).contains(focus.x) && (0...1000).contains(focus.y), "focus outside the image")
+        var floats = small.pixels.withUnsafeBufferPointer { p in
+            (0..<(small.width * small.height)).map { i in
+                let a = Float(p[i * 4 + 3]) / 255
+                return SIMD4<Float>(Float(p[i * 4]) / 255 * a, Float(p[i * 4 + 1]) / 255 * a, Float(p[i * 4 + 2]) / 255 * a, a)
+            }
+        }
+        let sigma = 0.3 + Float(data.count % 4000) / 10
+        GaussianBlur.apply(&floats, width: small.width, height: small.height, sigma: sigma)
+        UnsharpMask.apply(&floats, width: small.width, height: small.height, sigma: min(sigma, 40))
+        precondition(floats.allSatisfy { $0.w >= 0 && $0.w <= 1 && $0.x <= $0.w + 1e-6 }, "a filter left the range")
+        let canvas = small.placed(onCanvasWidth: small.width + 3, height: small.height + 2, x: 1, y: 2,
+                                  background: RGBAColor(r: data.first ?? 0, g: 1, b: 2, a: data.last ?? 255))
+        precondition(canvas.width == small.width + 3 && canvas.height == small.height + 2)
         _ = try? JPEGEncoder.encode(small, quality: 75)
         _ = try? PNGEncoder.encode(small)
         _ = try? WebPEncoder.encode(small, quality: 75)
