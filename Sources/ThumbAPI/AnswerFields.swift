@@ -1,27 +1,41 @@
 import ThumbHTTP
 import ThumbService
 
-/// The header fields of a thumbnail answer (API.md § Output), serialized once
-/// per rendition and configuration: a memory hit sends them as they are.
-/// `X-Cache` is not among them; it differs between answers of one rendition.
+/// The header fields of a thumbnail or `/info` answer (API.md § Output, §
+/// /info), serialized once per answer and configuration: a memory hit sends
+/// them as they are. `X-Cache` is not among them; it differs between answers
+/// of one rendition.
 struct AnswerFields: Sendable {
-    /// The rendition these fields describe.
+    /// The answer these fields describe.
     let etag: String
-    /// 200: Content-Type, ETag, Cache-Control, Vary, X-Image-Width, X-Image-Height.
+    /// 200: Content-Type, ETag, Cache-Control, Vary, and a thumbnail's X-Image-Width, X-Image-Height.
     let ok: [UInt8]
     /// 304 carries no `X-Image-*` (they describe a body it does not have).
     let notModified: [UInt8]
 
     init(_ r: Rendition, cacheControl: String, varies: Bool) {
-        etag = r.etag
+        self.init(contentType: r.contentType, etag: r.etag, cacheControl: cacheControl, varies: varies,
+                  size: (r.width, r.height))
+    }
+
+    /// `/info`: JSON, never negotiated.
+    init(_ answer: InfoAnswer, cacheControl: String) {
+        self.init(contentType: "application/json", etag: answer.etag, cacheControl: cacheControl, varies: false,
+                  size: nil)
+    }
+
+    private init(contentType: String, etag: String, cacheControl: String, varies: Bool, size: (Int, Int)?) {
+        self.etag = etag
         var common: [UInt8] = []
-        Self.append("Content-Type", r.contentType, to: &common)
-        Self.append("ETag", r.etag, to: &common)
+        Self.append("Content-Type", contentType, to: &common)
+        Self.append("ETag", etag, to: &common)
         Self.append("Cache-Control", cacheControl, to: &common)
         if varies { Self.append("Vary", "Accept", to: &common) }
         notModified = common
-        Self.append("X-Image-Width", String(r.width), to: &common)
-        Self.append("X-Image-Height", String(r.height), to: &common)
+        if let (width, height) = size {
+            Self.append("X-Image-Width", String(width), to: &common)
+            Self.append("X-Image-Height", String(height), to: &common)
+        }
         ok = common
     }
 
@@ -31,6 +45,11 @@ struct AnswerFields: Sendable {
     /// The answer to a request with these fields: 304 when `ifNoneMatch`
     /// matches, else 200 with the rendition's bytes.
     func response(_ r: Rendition, cache: CacheOutcome, ifNoneMatch: String?) -> HTTPResponse {
+        response(body: r.bytes, cache: cache, ifNoneMatch: ifNoneMatch)
+    }
+
+    /// 304 when `ifNoneMatch` matches, else 200 with `body`.
+    func response(body: [UInt8], cache: CacheOutcome, ifNoneMatch: String?) -> HTTPResponse {
         let tag = switch cache {
         case .memory: Self.memoryTag
         case .disk: Self.diskTag
@@ -42,7 +61,7 @@ struct AnswerFields: Sendable {
             notModified.preparedFields = self.notModified
             return notModified
         }
-        var response = HTTPResponse(status: 200, headers: tag, body: r.bytes)
+        var response = HTTPResponse(status: 200, headers: tag, body: body)
         response.preparedFields = ok
         return response
     }

@@ -66,6 +66,7 @@ extension DaemonConfiguration {
                 ("allowedSizes", .array(service.output.allowedSizes.map { .string($0.description) })),
                 ("presets", .object(presets)),
             ])),
+            ("info", .object([("maxBatchItems", .integer(service.info.maxBatchItems))])),
             ("security", .object([
                 ("signingKey", secret(security.signingKey)),
                 ("adminToken", secret(security.adminToken)),

@@ -53,6 +53,10 @@ extension ServiceConfiguration {
             if let v = try o.integer("maxConcurrentFetches", 1...1024) { origin.maxConcurrentFetches = v }
             try o.finish()
         }
+        if var i = try r.object("info") {
+            if let v = try i.integer("maxBatchItems", 1...1000) { info.maxBatchItems = v }
+            try i.finish()
+        }
         if var o = try r.object("output") {
             if let v = try o.integer("defaultQuality", 1...100) { output.defaultQuality = v }
             if let v = try o.integer("cacheMaxAgeSeconds", 0...Int(Int32.max)) { output.cacheMaxAgeSeconds = v }

@@ -8,7 +8,7 @@ import Synchronization
 /// server's I/O threads and never blocks: thumbnails answer through the
 /// service's completion, on whatever thread finishes them.
 public final class ServiceHandler: Sendable {
-    private let service: ThumbnailService
+    let service: ThumbnailService
     private let prefetcher: Prefetcher
     private let durations = RequestDurationHistogram()
     private let shortcuts = HitShortcuts()
@@ -31,7 +31,7 @@ public final class ServiceHandler: Sendable {
     }
 
     /// Passes an internal error's detail, with the request it answered, to the log.
-    private func report(_ error: ServiceError, _ request: HTTPRequest) {
+    func report(_ error: ServiceError, _ request: HTTPRequest) {
         guard case .internalError(let detail) = error, let log = internalErrorLog.withLock({ $0 }) else { return }
         log("\(request.method) \(request.target): \(detail)")
     }
@@ -47,11 +47,12 @@ public final class ServiceHandler: Sendable {
     }
 
     private enum Route {
-        case thumbnail, healthz, stats, metrics, prefetch, cache
+        case thumbnail, info, healthz, stats, metrics, prefetch, cache
 
         init?(path: String) {
             switch path {
             case "/thumbnail": self = .thumbnail
+            case "/info": self = .info
             case "/healthz": self = .healthz
             case "/stats": self = .stats
             case "/metrics": self = .metrics
@@ -65,6 +66,7 @@ public final class ServiceHandler: Sendable {
         var methods: [String] {
             switch self {
             case .thumbnail, .healthz, .stats, .metrics: Self.readOnly
+            case .info: Self.readOnly + Self.post
             case .prefetch: Self.post
             case .cache: Self.delete
             }
@@ -101,6 +103,7 @@ public final class ServiceHandler: Sendable {
         if let refused = refusal(request, route) { return responder.respond(refused) }
         switch route {
         case .thumbnail: thumbnail(request, responder)
+        case .info: request.method == "POST" ? infoBatch(request, responder) : info(request, responder)
         case .healthz:
             responder.respond(isDraining()
                 ? HTTPResponse(status: 503, headers: [("Content-Type", "text/plain")], body: Array("draining".utf8))
@@ -114,6 +117,9 @@ public final class ServiceHandler: Sendable {
         case .cache: purge(request, responder)
         }
     }
+
+    /// The signing key now (a reload may replace it).
+    var signingKey: String? { security.withLock(\.signingKey) }
 
     /// For the server's `onResponse`: feeds the request-duration histogram of `/metrics`.
     /// A reload's new signing key and admin token.

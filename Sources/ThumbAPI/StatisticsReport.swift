@@ -79,6 +79,14 @@ struct StatisticsReport {
                    help: "Estimated decode memory of the renders running now, against limits.maxDecodeMemoryBytes.",
                    value: .integer(r.memoryInUse)),
 
+            Figure(section: "info", field: "requests", kind: .counter, help: "/info requests, a batch counting once.",
+                   value: .integer(c.infoRequests)),
+            Figure(section: "info", field: "batchItems", kind: .counter, help: "Items of POST /info batches.",
+                   value: .integer(c.infoBatchItems)),
+            Figure(section: "info", field: "computed", kind: .counter,
+                   help: "Originals whose facts were computed from their pixels.",
+                   value: .integer(c.factsComputed)),
+
             // `requests.total` would be named `thumbd_requests_total` by the rule,
             // the name Statistics.md § /metrics gives the per-status series. One family with an
             // unlabelled sample beside the labelled ones double-counts under

@@ -16,6 +16,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var limits = Limits()
     public var origin = Origin()
     public var output = Output()
+    public var info = Info()
 
     public init() {}
 
@@ -49,6 +50,11 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var caFile: String?
         /// Downloads running at once (1…1024); more wait their turn.
         public var maxConcurrentFetches = 64
+    }
+
+    public struct Info: Equatable, Sendable {
+        /// Items a `POST /info` may carry (1…1000); more is a `400`.
+        public var maxBatchItems = 100
     }
 
     public struct Output: Equatable, Sendable {

@@ -48,24 +48,51 @@ extension ThumbnailPipeline {
             + canonicalScalerMemory(header)
     }
 
-    /// The facts of a canonical copy.
-    static func facts(ofCanonical copy: Bitmap, sha256: String) -> OriginalFacts {
-        OriginalFacts(sha256: sha256, focus: Attention.focus(of: copy))
+    /// The side of the copy `thumbhash` and `averageColor` come from (the
+    /// most ThumbHash takes; more pixels only cost time).
+    public static let placeholderSide = ThumbHash.maxSide
+
+    /// The facts of a canonical copy: `focus` from the copy itself; the
+    /// ThumbHash and average colour from it scaled by thumbd's own scaler to
+    /// fit 100×100; size, orientation and frames from the header and the
+    /// file's structure; `sawAlpha` from the decode's rows (`AlphaWatch`).
+    static func facts(ofCanonical copy: Bitmap, header: ImageHeader, source: [UInt8], sawAlpha: Bool,
+                      sha256: String) -> OriginalFacts {
+        let small = placeholderCopy(copy)
+        return OriginalFacts(sha256: sha256, format: header.format, width: header.displayedWidth,
+                             height: header.displayedHeight, orientation: header.orientation.rawValue,
+                             hasAlpha: sawAlpha, frames: FrameCount.of(source, format: header.format),
+                             thumbhash: ThumbHash.encode(small), averageColor: AverageColor.hex(AverageColor.of(small)),
+                             focus: Attention.focus(of: copy))
+    }
+
+    /// The canonical copy scaled to fit `placeholderSide` on both sides (itself when it fits).
+    static func placeholderCopy(_ copy: Bitmap) -> Bitmap {
+        guard copy.width > placeholderSide || copy.height > placeholderSide else { return copy }
+        let geometry: ThumbnailGeometry
+        do {
+            geometry = try ThumbnailGeometry(sourceWidth: copy.width, sourceHeight: copy.height, width: placeholderSide,
+                                             height: placeholderSide, fit: .inside, enlarge: false)
+        } catch {
+            preconditionFailure("inside with both sides always lays out: \(error)")
+        }
+        return ThumbnailRenderer.render(copy, orientation: .up, geometry: geometry)
     }
 
     /// An original's facts from a canonical decode of its own (when no
-    /// render shares one). Past `deadline` it stops with `.renderTimedOut`.
+    /// render shares one, and for `/info`). Past `deadline` it stops with `.renderTimedOut`.
     public static func facts(source: [UInt8], header: ImageHeader, sha256: String,
                              deadline: RenderDeadline = .none) throws(ServiceError) -> OriginalFacts {
-        var renderer = canonicalRenderer(header)
+        var watch = AlphaWatch(canonicalRenderer(header), watching: header.hasAlpha)
         do {
             try ImageDecoder.decode(source, header: header, minimumDisplayedSize: canonicalMinimum(header),
-                                    deadline: deadline, into: &renderer)
+                                    deadline: deadline, into: &watch)
         } catch {
             throw ServiceError(error)
         }
         if deadline.hasPassed { throw .renderTimedOut }
-        return facts(ofCanonical: renderer.finish(), sha256: sha256)
+        return facts(ofCanonical: watch.sink.finish(), header: header, source: source, sawAlpha: watch.sawAlpha,
+                     sha256: sha256)
     }
 
     /// The prepared bitmap of `plan` and the original's facts, computed on
@@ -78,14 +105,17 @@ extension ThumbnailPipeline {
             let facts = try facts(source: source, header: plan.header, sha256: sha256, deadline: deadline)
             return (try prepare(source: source, plan: plan.placed(onFocus: facts.focus), deadline: deadline), facts)
         }
-        var tee = CanonicalTee(render: renderer(for: plan), canonical: canonicalRenderer(plan.header))
+        var watch = AlphaWatch(CanonicalTee(render: renderer(for: plan), canonical: canonicalRenderer(plan.header)),
+                               watching: plan.header.hasAlpha)
         do {
             try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
-                                    deadline: deadline, into: &tee)
+                                    deadline: deadline, into: &watch)
         } catch {
             throw ServiceError(error)
         }
-        let facts = facts(ofCanonical: tee.finishCanonical(), sha256: sha256)
+        var tee = watch.sink
+        let facts = facts(ofCanonical: tee.finishCanonical(), header: plan.header, source: source,
+                          sawAlpha: watch.sawAlpha, sha256: sha256)
         tee.place(onFocus: facts.focus)
         let bitmap = tee.render.finish()
         if deadline.hasPassed { throw .renderTimedOut }

@@ -93,14 +93,18 @@ public struct EncodedThumbnail: Sendable {
 /// runs it on render workers; the CLI runs it once. No I/O.
 public enum ThumbnailPipeline {
     /// Reads the header and lays out the result without decoding pixels.
-    public static func plan(source: [UInt8], variant: PreparedVariant,
-                            limits: PipelineLimits) throws(ServiceError) -> RenderPlan {
-        let header: ImageHeader
+    /// The header, within `limits.maxSourcePixels`.
+    public static func probe(source: [UInt8], limits: PipelineLimits) throws(ServiceError) -> ImageHeader {
         do {
-            header = try ImageDecoder.probe(source, maxPixels: limits.maxSourcePixels)
+            return try ImageDecoder.probe(source, maxPixels: limits.maxSourcePixels)
         } catch {
             throw ServiceError(error)
         }
+    }
+
+    public static func plan(source: [UInt8], variant: PreparedVariant,
+                            limits: PipelineLimits) throws(ServiceError) -> RenderPlan {
+        let header = try probe(source: source, limits: limits)
         let geometry: ThumbnailGeometry
         do {
             geometry = try ThumbnailGeometry(sourceWidth: header.displayedWidth,

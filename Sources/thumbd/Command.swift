@@ -9,6 +9,8 @@ enum Command: Equatable {
     case checkConfig(configPath: String)
     /// Thumbnail one local file.
     case thumbnail(ThumbnailCommand)
+    /// `thumbd info INPUT`: the `/info` object of a local file.
+    case info(path: String)
     case version
     case help
 }

@@ -9,6 +9,10 @@ enum CommandLineParser {
         case "--help", "-h", "help": return .help
         case "--version", "-V": return .version
         case "thumbnail": return .thumbnail(try parseThumbnail(Array(args.dropFirst())))
+        case "info":
+            let options = try parseOptions(Array(args.dropFirst()), valued: [], flags: [])
+            guard options.positional.count == 1 else { throw UsageError(message: "info needs exactly one INPUT") }
+            return .info(path: options.positional[0])
         case "check-config":
             let options = try parseOptions(Array(args.dropFirst()), valued: ["--config"], flags: [])
             guard let path = options.values["--config"] else {

@@ -13,6 +13,7 @@ let usageText = """
                        [--enlarge] [--gravity G] [--fp X,Y] [--bg RRGGBB[AA]]
                        [--blur 0.3-100] [--sharpen 0.3-10]
                                                   thumbnail one local file
+      thumbd info INPUT                           print a local file's /info object (JSON)
       thumbd --version | --help
 
     ADDR is HOST:PORT, [IPv6]:PORT or unix:/path. Without --format, OUTPUT's

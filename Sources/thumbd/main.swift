@@ -18,6 +18,8 @@ case .version:
     print(versionText)
 case .thumbnail(let thumbnail):
     exit(thumbnail.run())
+case .info(let path):
+    exit(InfoCommand.run(path: path))
 case .serve(let configPath, let listen):
     exit(Serve.run(configPath: configPath, listen: listen))
 case .checkConfig(let path):

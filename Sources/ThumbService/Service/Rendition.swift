@@ -40,10 +40,13 @@ enum MemoryKey: Hashable, Sendable, HeapFootprint {
     /// The facts of `url`'s original with digest `sha256` (keyed by the URL
     /// too, so a purge drops them with the source's variants).
     case facts(url: String, sha256: String)
+    /// `/info`'s serialized answer for `url` (dropped with the source's
+    /// variants when its original changes or is purged).
+    case info(url: String)
 
     var url: String {
         switch self {
-        case .prepared(let url, _), .rendition(let url, _), .facts(let url, _): url
+        case .prepared(let url, _), .rendition(let url, _), .facts(let url, _), .info(let url): url
         }
     }
 
@@ -64,10 +67,12 @@ enum MemoryItem: Sendable, HeapFootprint {
     case prepared(Bitmap, originalSHA256: String)
     case rendition(Rendition)
     case facts(OriginalFacts)
+    case info(InfoAnswer)
 
     var heapBytes: Int {
         switch self {
-        case .facts(let f): f.sha256.heapBytes
+        case .facts(let f): f.sha256.heapBytes + f.thumbhash.heapBytes + f.averageColor.heapBytes
+        case .info(let answer): answer.body.heapBytes + answer.etag.heapBytes
         case .prepared(let bitmap, let sha): bitmap.pixels.heapBytes + sha.heapBytes
         // contentType is one of `OutputFormat.contentType`'s literals: on no heap.
         case .rendition(let r): r.bytes.heapBytes + r.etag.heapBytes

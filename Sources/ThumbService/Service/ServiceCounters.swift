@@ -16,8 +16,12 @@ public struct ServiceCounters: Equatable, Sendable {
     public var renderRejected = 0
     /// Renders skipped because every client waiting for them had gone.
     public var renderAbandoned = 0
-    /// Originals whose facts (`OriginalFacts`) were computed from their pixels.
+    /// Originals whose facts (`OriginalFacts`) were computed from their pixels (`info.computed`).
     public var factsComputed = 0
+    /// `/info` requests, a batch counting once (`info.requests`).
+    public var infoRequests = 0
+    /// Items of `POST /info` batches (`info.batchItems`).
+    public var infoBatchItems = 0
 }
 
 /// `ServiceCounters` behind a lock, shared by reference between the service
@@ -27,6 +31,8 @@ final class SharedCounters: Sendable {
     /// Kept apart from the lock: a memory hit, the hot path, counts with one
     /// atomic add.
     private let memoryHits = Atomic<Int>(0)
+    /// Likewise for `GET /info`, whose memory hits are its hot path.
+    private let infoRequests = Atomic<Int>(0)
 
     func withLock<R: Sendable>(_ body: (inout ServiceCounters) -> R) -> R {
         mutex.withLock { body(&$0) }
@@ -34,10 +40,13 @@ final class SharedCounters: Sendable {
 
     func countMemoryHit() { memoryHits.add(1, ordering: .relaxed) }
 
+    func countInfoRequest() { infoRequests.add(1, ordering: .relaxed) }
+
     /// Every counter, read now.
     var snapshot: ServiceCounters {
         var counters = mutex.withLock { $0 }
         counters.memoryHits = memoryHits.load(ordering: .relaxed)
+        counters.infoRequests = infoRequests.load(ordering: .relaxed)
         return counters
     }
 }

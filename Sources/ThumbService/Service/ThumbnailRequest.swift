@@ -27,7 +27,6 @@ public struct ThumbnailRequest: Hashable, Sendable {
     /// The parameters `/thumbnail` knows; any other is a `400`.
     static let knownParameters: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "dpr", "preset", "sig",
                                                "gravity", "fp", "bg", "blur", "sharpen"]
-    static let maxURLBytes = 2048
 
     /// Validates decoded query parameters against the rules of API.md § GET /thumbnail and the
     /// configuration's limits, presets and allowed sizes.
@@ -42,20 +41,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
                 throw .badRequest("parameter '\(name)' given twice")
             }
         }
-        guard let url = values["url"], !url.isEmpty else { throw .badRequest("missing parameter 'url'") }
-        guard url.utf8.count <= Self.maxURLBytes else {
-            throw .badRequest("url longer than \(Self.maxURLBytes) bytes")
-        }
-        let lower = url.prefix(8).lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
-            throw .badRequest("url must be an absolute http or https URL")
-        }
-        // Every spelling of one source is one source (its original, variants, purge).
-        let normalized = URLNormalization.normalize(url) ?? url
-        // What is wrong with the URL itself (a bracketed name, a zone
-        // identifier, credentials, a bad port) is the client's fault, known
-        // before any cache or download is consulted.
-        do throws(FetchError) { _ = try SourceURL(normalized) } catch { throw ServiceError(error) }
+        let normalized = try InfoRequest.normalizedSource(values["url"])
 
         var preset: ServiceConfiguration.Preset?
         if let name = values["preset"] {

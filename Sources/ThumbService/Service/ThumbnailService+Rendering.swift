@@ -47,14 +47,13 @@ extension ThumbnailService {
                 throw error
             }
             if deadline.hasPassed { throw .renderTimedOut }
-            // An attention window needs the original's focus: stored, or computed by this render.
+            // The original's facts (API.md § /info) come from its first render when they are not
+            // known yet; an attention window is placed on their focus.
             var computeFacts = false
-            if plan.geometry.needsFocus {
-                if let facts = knownFacts(url: request.sourceURL, original) {
-                    plan = plan.placed(onFocus: facts.focus)
-                } else {
-                    computeFacts = true
-                }
+            if let facts = knownFacts(url: request.sourceURL, original) {
+                plan = plan.placed(onFocus: facts.focus)
+            } else {
+                computeFacts = true
             }
             let estimate = computeFacts ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
             if estimate <= admitted {

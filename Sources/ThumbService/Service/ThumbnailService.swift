@@ -33,6 +33,9 @@ public final class ThumbnailService: Sendable {
     private let loader: OriginLoader
     let renderFlights = RenderFlights<ThumbnailRequest, ThumbnailResult>()
     private let originFlights = Coalescer<String, Original>()
+    /// `/info` look-ups by source URL: a batch naming one source 100 times,
+    /// or many clients asking at once, compute its facts once.
+    let infoFlights = Coalescer<String, InfoResult>()
     /// Disk store look-ups and renames of downloaded originals; downloads
     /// themselves hold no thread here, and nothing is decoded or probed here.
     private let fetchQueue: DispatchQueue
@@ -96,9 +99,13 @@ public final class ThumbnailService: Sendable {
     /// The host rule holds for what is already cached too: a reload that
     /// narrows allowedHosts stops serving those sources at once.
     private func hostRefusal(_ request: ThumbnailRequest) -> ServiceError? {
+        hostRefusal(host: request.sourceHost)
+    }
+
+    func hostRefusal(host: String) -> ServiceError? {
         let allowed = configuration.withLock { $0.origin.allowedHosts }
-        guard !allowed.isEmpty, !HostPattern.allows(request.sourceHost, patterns: allowed) else { return nil }
-        return .forbiddenSource("host \(request.sourceHost) is not in origin.allowedHosts")
+        guard !allowed.isEmpty, !HostPattern.allows(host, patterns: allowed) else { return nil }
+        return .forbiddenSource("host \(host) is not in origin.allowedHosts")
     }
 
     /// Bumped by every reload: what a caller derives from the configuration
@@ -160,13 +167,20 @@ public final class ThumbnailService: Sendable {
             endFlight(request, .failure(failure))
             return
         }
-        let joined = !originFlights.join(url) { [self] result in
+        withOriginal(url, live: live) { [self] result in
             switch result {
             case .failure(let error): endFlight(request, .failure(error))
             case .success(let original): render(request, from: original)
             }
         }
-        if joined {
+    }
+
+    /// Hands `url`'s original to `body` (on the fetch queue or the caller's
+    /// thread): the one download or disk look-up every route shares, joined
+    /// when one is in flight (counted in `origin.coalesced` when `live`).
+    func withOriginal(_ url: String, live: Bool,
+                      _ body: @escaping @Sendable (Result<Original, ServiceError>) -> Void) {
+        guard originFlights.join(url, body) else {
             if live { counters.withLock { $0.originCoalesced += 1 } }
             return
         }
@@ -184,8 +198,8 @@ public final class ThumbnailService: Sendable {
     }
 
     /// Render and download flights in progress, for leak checks in tests.
-    var flightsInProgress: (renders: Int, downloads: Int) {
-        (renderFlights.inFlight, originFlights.inFlight)
+    var flightsInProgress: (renders: Int, downloads: Int, info: Int) {
+        (renderFlights.inFlight, originFlights.inFlight, infoFlights.inFlight)
     }
 
     /// Every figure the service keeps for `/stats` (Statistics.md), read now.

@@ -1,0 +1,71 @@
+import ThumbHTTP
+import ThumbService
+
+/// `/info` (API.md § /info): one source by `GET`/`HEAD`, a batch by `POST`.
+extension ServiceHandler {
+    func info(_ request: HTTPRequest, _ responder: Responder) {
+        service.countInfoRequest()
+        let config = service.config
+        // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
+        if let key = signingKey, !URLSignature.verify(target: request.target, key: key) {
+            return responder.respond(ServiceError.badSignature.thumbnailResponse(config.output, varies: false))
+        }
+        let parsed: InfoRequest
+        do {
+            parsed = try InfoRequest(query: request.query)
+        } catch {
+            return responder.respond(error.thumbnailResponse(config.output, varies: false))
+        }
+        let ifNoneMatch = request.header("If-None-Match")
+        if let answer = service.cachedInfo(parsed) {
+            let fields = AnswerFields(answer, cacheControl: Self.cacheControl(config.output))
+            return responder.respond(fields.response(body: answer.body, cache: .memory, ifNoneMatch: ifNoneMatch))
+        }
+        service.info(parsed) { [self, service] result in
+            let output = service.config.output
+            switch result {
+            case .failure(let error):
+                report(error, request)
+                responder.respond(error.thumbnailResponse(output, varies: false))
+            case .success(let info):
+                let fields = AnswerFields(info.answer, cacheControl: Self.cacheControl(output))
+                responder.respond(fields.response(body: info.answer.body, cache: info.cache, ifNoneMatch: ifNoneMatch))
+            }
+        }
+    }
+
+    /// `POST /info`: always `200` once the body has the right form, each item
+    /// its own answer or error; at the latest after `origin.timeoutSeconds`
+    /// plus `limits.maxRenderSeconds`.
+    func infoBatch(_ request: HTTPRequest, _ responder: Responder) {
+        let config = service.config
+        let batch: InfoBatch
+        do {
+            batch = try InfoBatch(body: request.body, maxItems: config.info.maxBatchItems, signingKey: signingKey)
+        } catch {
+            service.countInfoRequest()
+            return responder.respond(error.response)
+        }
+        service.countInfoRequest(batchItems: batch.items.count)
+        let answer = InfoBatchAnswer(given: batch.items.map(\.given)) { body in
+            responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", "application/json"),
+                                                                  ("Cache-Control", "no-store")], body: body))
+        }
+        for (index, item) in batch.items.enumerated() {
+            switch item.request {
+            case .failure(let error):
+                answer.fill(index, error: error)
+            case .success(let parsed):
+                if let cached = service.cachedInfo(parsed) {
+                    answer.fill(index, cached.body)
+                } else {
+                    service.info(parsed) { [self] result in
+                        if case .failure(let error) = result { report(error, request) }
+                        answer.fill(index, result)
+                    }
+                }
+            }
+        }
+        answer.sendOrWait(seconds: config.origin.timeoutSeconds + config.limits.maxRenderSeconds)
+    }
+}

@@ -1,0 +1,49 @@
+import ThumbFetch
+
+/// A validated `/info` request (API.md § /info): one source, nothing else.
+/// `allowedSizes` and presets do not apply.
+public struct InfoRequest: Hashable, Sendable {
+    /// The normalized source URL: every spelling of one source is one source.
+    public let sourceURL: String
+
+    public var sourceHost: String { String(URLNormalization.host(ofNormalized: sourceURL) ?? "") }
+
+    /// The parameters `GET /info` knows; any other is a `400`.
+    static let knownParameters: Set<String> = ["url", "sig"]
+
+    /// From `GET /info`'s decoded query.
+    public init(query: [(name: String, value: String)]) throws(ServiceError) {
+        var url: String?
+        var seen: Set<String> = []
+        for (name, value) in query {
+            guard Self.knownParameters.contains(name) else { throw .badRequest("unknown parameter '\(name)'") }
+            guard seen.insert(name).inserted else { throw .badRequest("parameter '\(name)' given twice") }
+            if name == "url" { url = value }
+        }
+        sourceURL = try Self.normalizedSource(url)
+    }
+
+    /// From a batch item's `url` (`POST /info`).
+    public init(url: String) throws(ServiceError) {
+        sourceURL = try Self.normalizedSource(url)
+    }
+
+    static let maxURLBytes = 2048
+
+    /// The `url` parameter's rules, shared with `/thumbnail` (API.md § GET
+    /// /thumbnail): present, at most 2 KB, absolute http(s), and a URL the
+    /// fetcher could ask for — what is wrong with the URL itself (a
+    /// bracketed name, a zone identifier, credentials, a bad port) is the
+    /// client's fault, known before any cache or download is consulted.
+    static func normalizedSource(_ url: String?) throws(ServiceError) -> String {
+        guard let url, !url.isEmpty else { throw .badRequest("missing parameter 'url'") }
+        guard url.utf8.count <= maxURLBytes else { throw .badRequest("url longer than \(maxURLBytes) bytes") }
+        let lower = url.prefix(8).lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+            throw .badRequest("url must be an absolute http or https URL")
+        }
+        let normalized = URLNormalization.normalize(url) ?? url
+        do throws(FetchError) { _ = try SourceURL(normalized) } catch { throw ServiceError(error) }
+        return normalized
+    }
+}

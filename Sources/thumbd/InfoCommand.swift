@@ -1,0 +1,30 @@
+import Foundation
+import ThumbAPI
+import ThumbService
+
+/// `thumbd info INPUT` (CommandLine.md): the `/info` object of a local file,
+/// from the same canonical decode the service uses, without `url`; `bytes`
+/// is the file's size.
+enum InfoCommand {
+    /// Prints the object on stdout and returns 0, or 1 with a message on stderr.
+    static func run(path: String, limits: PipelineLimits = PipelineLimits()) -> Int32 {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return fail("cannot read \(path)")
+        }
+        let source = [UInt8](data)
+        do throws(ServiceError) {
+            let header = try ThumbnailPipeline.probe(source: source, limits: limits)
+            let facts = try ThumbnailPipeline.facts(source: source, header: header, sha256: "")
+            let answer = InfoAnswer(url: "", bytes: source.count, facts: facts)
+            FileHandle.standardOutput.write(Data(answer.body + [UInt8(ascii: "\n")]))
+            return 0
+        } catch {
+            return fail("\(path): \(error.message) (\(error.code))")
+        }
+    }
+
+    private static func fail(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("thumbd: \(message)\n".utf8))
+        return 1
+    }
+}
