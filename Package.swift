@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch", "CThumbCurl", "ThumbTestSupport"]),
         .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbFetch", "ThumbImaging", "ThumbClock",
                                                               "ThumbTestSupport"]),
-        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch",
+        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec",
                                                           "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
     ]

@@ -98,19 +98,23 @@ import ThumbTestSupport
         #expect(origin.hits("/scene.png") == 1)
     }
 
-    /// Renders without `attention` compute no facts: nothing added to them.
-    @Test func otherRendersComputeNoFacts() throws {
+    /// The first render of a source computes its facts (API.md § /info: "during its first
+    /// render"), whatever the variant; the renders after it reuse them.
+    @Test func theFirstRenderComputesTheFactsOnce() throws {
         let origin = try TestOrigin(extraRoutes: ["/scene.png": Self.scene])
         defer { origin.stop() }
-        let s = try loopbackService("no-facts")
+        let s = try loopbackService("first-render-facts")
         defer { s.renders.shutdown(); if let d = s.disk?.directory { try? FileManager.default.removeItem(atPath: d) } }
         let url = origin.url("/scene.png")
         for query in [[("w", "100"), ("h", "100"), ("fit", "cover")], [("w", "100"), ("gravity", "attention")],
-                      [("w", "100"), ("h", "100"), ("fit", "cover"), ("gravity", "east")]] {
+                      [("w", "1000"), ("enlarge", "1")], [("w", "100"), ("h", "100"), ("fit", "cover"), ("gravity", "east")]] {
             guard case .success = answer(s, try thumbnailRequest(url, query)) else {
                 Issue.record("\(query) failed"); continue
             }
+            #expect(s.statistics.counters.factsComputed == 1, "\(query)")
         }
-        #expect(s.statistics.counters.factsComputed == 0)
+        let facts = try #require(s.disk?.facts(url: URLNormalization.normalize(url) ?? url,
+                                               sha256: Digest.hex(Digest.sha256(Self.scene))))
+        #expect(facts.format == .png && facts.thumbhash.count >= 17 && facts.frames == 1)
     }
 }

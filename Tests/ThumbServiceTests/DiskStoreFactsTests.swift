@@ -14,6 +14,13 @@ import Testing
                          sha256: Digest.hex(Digest.sha256(data)))
     }
 
+    /// Facts of the shape a render computes (the fields beyond the digest and focus are fixed).
+    static func facts(sha256: String, focus: FocalPoint) -> OriginalFacts {
+        OriginalFacts(sha256: sha256, format: .jpeg, width: 640, height: 427, orientation: 6, hasAlpha: false,
+                      frames: 1, thumbhash: Array(Data(base64Encoded: "D9cFHYQsd2ZwiZd1h4iIdnZwbgfX")!),
+                      averageColor: "#3e4458", focus: focus)
+    }
+
     private var factsPath: String { DiskStore.path(root, DiskStore.name(for: url)) + DiskStore.factsSuffix }
 
     private func size(_ path: String) -> Int {
@@ -23,7 +30,7 @@ import Testing
     @Test func factsAreKeptCountedAndReadBackAfterARestart() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let data = [UInt8](repeating: 7, count: 3000)
-        let facts = OriginalFacts(sha256: metadata(data).sha256, focus: FocalPoint(x: 420, y: 370))
+        let facts = Self.facts(sha256: metadata(data).sha256, focus: FocalPoint(x: 420, y: 370))
         do {
             let store = try DiskStore(directory: root, maxBytes: 100_000)
             #expect(!store.keepFacts(facts, url: url), "no original, no facts")
@@ -48,7 +55,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = try DiskStore(directory: root, maxBytes: 100_000)
         let old = [UInt8](repeating: 1, count: 2000)
-        let facts = OriginalFacts(sha256: metadata(old).sha256, focus: FocalPoint(x: 1, y: 999))
+        let facts = Self.facts(sha256: metadata(old).sha256, focus: FocalPoint(x: 1, y: 999))
         #expect(store.store(url: url, data: old, metadata: metadata(old)))
         #expect(store.keepFacts(facts, url: url))
         // A revalidation's 304 stores the same bytes again: the facts stay.
@@ -70,7 +77,7 @@ import Testing
         do {
             let store = try DiskStore(directory: root, maxBytes: 9000)
             #expect(store.store(url: url, data: data, metadata: metadata(data)))
-            #expect(store.keepFacts(OriginalFacts(sha256: metadata(data).sha256, focus: FocalPoint(x: 0, y: 0)), url: url))
+            #expect(store.keepFacts(Self.facts(sha256: metadata(data).sha256, focus: FocalPoint(x: 0, y: 0)), url: url))
             let other = "http://a/other.jpg"
             let more = [UInt8](repeating: 4, count: 4800)
             let meta = OriginalMetadata(url: other, etag: nil, lastModified: nil, fetchedAt: 1, length: more.count,
@@ -94,15 +101,25 @@ import Testing
         let data = [UInt8](repeating: 5, count: 100)
         #expect(store.store(url: url, data: data, metadata: metadata(data)))
         let sha = metadata(data).sha256
-        for text in ["", "{", "[]", #"{"version":1,"sha256":"\#(sha)","focus":[1001,0]}"#,
-                     #"{"version":99,"sha256":"\#(sha)","focus":[1,1]}"#,
-                     #"{"version":1,"sha256":"\#(sha)","focus":[1]}"#] {
+        let good = String(decoding: Self.facts(sha256: sha, focus: FocalPoint(x: 1, y: 2)).serialized, as: UTF8.self)
+        func spoilt(_ from: String, _ to: String) -> String {
+            precondition(good.contains(from), from)
+            return good.replacingOccurrences(of: from, with: to)
+        }
+        for text in ["", "{", "[]",
+                     // What release 1 stored: facts of an older canonical decode are computed again.
+                     #"{"version":1,"sha256":"\#(sha)","focus":[1,2]}"#,
+                     spoilt(#""version":2"#, #""version":99"#), spoilt("[1,2]", "[1001,0]"), spoilt("[1,2]", "[1]"),
+                     spoilt(#""width":640"#, #""width":0"#), spoilt(#""orientation":6"#, #""orientation":9"#),
+                     spoilt(#""frames":1"#, #""frames":0"#), spoilt(#""format":"jpeg""#, #""format":"bmp""#),
+                     spoilt("#3e4458", "#3E4458"), spoilt("#3e4458", "red"), spoilt("D9cFHYQsd2ZwiZd1h4iIdnZwbgfX", "D9cFHYQs"),
+                     spoilt("D9cFHYQsd2ZwiZd1h4iIdnZwbgfX", "not base64!"), spoilt(#""hasAlpha":false"#, #""hasAlpha":0"#)] {
             FileManager.default.createFile(atPath: factsPath, contents: Data(text.utf8))
             #expect(store.facts(url: url, sha256: sha) == nil, "\(text)")
         }
         FileManager.default.createFile(atPath: factsPath, contents: Data(repeating: 32, count: 20_000))
         #expect(store.facts(url: url, sha256: sha) == nil, "over the size limit")
-        FileManager.default.createFile(atPath: factsPath, contents: Data(#"{"version":1,"sha256":"\#(sha)","focus":[1,2]}"#.utf8))
-        #expect(store.facts(url: url, sha256: sha)?.focus == FocalPoint(x: 1, y: 2))
+        FileManager.default.createFile(atPath: factsPath, contents: Data(good.utf8))
+        #expect(store.facts(url: url, sha256: sha) == Self.facts(sha256: sha, focus: FocalPoint(x: 1, y: 2)))
     }
 }

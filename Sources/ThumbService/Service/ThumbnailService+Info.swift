@@ -57,32 +57,35 @@ extension ThumbnailService {
     /// Computes the facts on a render worker, admitted like a render: first
     /// at the probe's cost, then — when the canonical decode needs more —
     /// again at its estimate, ahead of new work. The deadline is
-    /// `limits.maxRenderSeconds` from when the first job starts.
+    /// `limits.maxRenderSeconds` from when the first job starts. A render
+    /// computing them already (`factsFlights`) is joined instead.
     private func computeFacts(url: String, _ original: Original,
                               _ finish: @escaping @Sendable (Result<InfoResult, ServiceError>) -> Void) {
+        let outcome = original.outcome
+        let first = factsFlights.join(url) { [self] result in
+            finish(result.map { InfoResult(answer: keep($0, url: url, original), cache: outcome) })
+        }
+        guard first else { return }
+        let done: @Sendable (Result<OriginalFacts, ServiceError>) -> Void = { [self] result in
+            switch result {
+            case .success(let facts): remember(facts, url: url)
+            case .failure(let error): negative.remember(url, error)
+            }
+            factsFlights.complete(url, with: result)
+        }
+        // Neither refusal of the queue is remembered: overload is momentary, and a cost over
+        // the budget depends on the configuration (as for renders).
+        let refused: @Sendable (ServiceError) -> Void = { [factsFlights] in factsFlights.complete(url, with: .failure($0)) }
         let current = config
         let limits = current.pipelineLimits
         let seconds = current.limits.maxRenderSeconds
         let budget = current.limits.maxDecodeMemoryBytes
         guard original.file.length <= budget else {
-            return finish(.failure(.imageTooLarge(
+            return done(.failure(.imageTooLarge(
                 "the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")))
         }
-        let outcome = original.outcome
-        let compute: @Sendable (_ source: [UInt8], _ header: ImageHeader,
-                                _ deadline: RenderDeadline) throws(ServiceError) -> InfoResult = {
-            [self] (source: [UInt8], header: ImageHeader, deadline: RenderDeadline) throws(ServiceError) -> InfoResult in
-            let facts = try ThumbnailPipeline.facts(source: source, header: header, sha256: original.metadata.sha256,
-                                                    deadline: deadline)
-            remember(facts, url: url)
-            return InfoResult(answer: keep(facts, url: url, original), cache: outcome)
-        }
-        let failed: @Sendable (ServiceError) -> Void = { [self] error in
-            negative.remember(url, error)
-            finish(.failure(error))
-        }
+        let sha = original.metadata.sha256
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
-        let refused: @Sendable (ServiceError) -> Void = { finish(.failure($0)) }
         submitInfoJob(cost: admitted, ahead: false, refused) { [self] in
             let started = ContinuousClock.now
             do throws(ServiceError) {
@@ -92,26 +95,25 @@ extension ThumbnailService {
                 let header = try ThumbnailPipeline.probe(source: source, limits: limits)
                 if deadline.hasPassed { throw .renderTimedOut }
                 let estimate = ThumbnailPipeline.canonicalDecodeMemory(header, sourceBytes: source.count)
-                if estimate <= admitted { return finish(.success(try compute(source, header, deadline))) }
+                if estimate <= admitted {
+                    return done(.success(try ThumbnailPipeline.facts(source: source, header: header, sha256: sha,
+                                                                     deadline: deadline)))
+                }
                 let spent = (ContinuousClock.now - started) / .seconds(1)
                 submitInfoJob(cost: estimate, ahead: true, refused) {
-                    do throws(ServiceError) {
-                        let source = try original.file.read()
-                        finish(.success(try compute(source, header, RenderDeadline(seconds: seconds - spent))))
-                    } catch {
-                        failed(error)
-                    }
+                    done(Result { () throws(ServiceError) in
+                        try ThumbnailPipeline.facts(source: try original.file.read(), header: header, sha256: sha,
+                                                    deadline: RenderDeadline(seconds: seconds - spent))
+                    })
                 }
             } catch {
-                failed(error)
+                done(.failure(error))
             }
         }
     }
 
     /// One job on the render queue at the live priority; a full queue (or a
     /// cost over the whole budget) fails the look-up at once.
-    /// Neither refusal is remembered: overload is momentary, and a cost over
-    /// the budget depends on the configuration (as for renders).
     private func submitInfoJob(cost: Int, ahead: Bool, _ refused: @escaping @Sendable (ServiceError) -> Void,
                                _ work: @escaping @Sendable () -> Void) {
         do throws(ServiceError) {

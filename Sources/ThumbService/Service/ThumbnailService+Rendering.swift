@@ -76,13 +76,24 @@ extension ThumbnailService {
     private func decode(_ request: ThumbnailRequest, _ original: Original, source: [UInt8], plan: RenderPlan,
                         computeFacts: Bool, deadline: RenderDeadline) throws(ServiceError) -> RenderStep {
         let bitmap: Bitmap
+        let url = request.sourceURL, sha = original.metadata.sha256
         do throws(ServiceError) {
-            if computeFacts {
-                let facts: OriginalFacts
-                (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan,
-                                                                         sha256: original.metadata.sha256,
-                                                                         deadline: deadline)
-                remember(facts, url: request.sourceURL)
+            // Claimed here, on the worker, and settled before it returns: no path leaves the flight open.
+            if computeFacts, factsFlights.join(url, { _ in }) {
+                do throws(ServiceError) {
+                    let facts: OriginalFacts
+                    (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan, sha256: sha,
+                                                                             deadline: deadline)
+                    remember(facts, url: url)
+                    factsFlights.complete(url, with: .success(facts))
+                } catch {
+                    factsFlights.complete(url, with: .failure(error))
+                    throw error
+                }
+            } else if computeFacts && plan.geometry.needsFocus {
+                // `/info` is computing them this moment; this window cannot wait for its focus.
+                bitmap = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan, sha256: sha,
+                                                                deadline: deadline).0
             } else {
                 bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
             }

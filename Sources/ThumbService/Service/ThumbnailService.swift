@@ -36,6 +36,10 @@ public final class ThumbnailService: Sendable {
     /// `/info` look-ups by source URL: a batch naming one source 100 times,
     /// or many clients asking at once, compute its facts once.
     let infoFlights = Coalescer<String, InfoResult>()
+    /// Facts being computed, by source URL: whichever of `/info` and a first
+    /// render starts first computes them, and an `/info` arriving meanwhile
+    /// waits for that computation instead of making its own.
+    let factsFlights = Coalescer<String, OriginalFacts>()
     /// Disk store look-ups and renames of downloaded originals; downloads
     /// themselves hold no thread here, and nothing is decoded or probed here.
     private let fetchQueue: DispatchQueue
@@ -198,8 +202,8 @@ public final class ThumbnailService: Sendable {
     }
 
     /// Render and download flights in progress, for leak checks in tests.
-    var flightsInProgress: (renders: Int, downloads: Int, info: Int) {
-        (renderFlights.inFlight, originFlights.inFlight, infoFlights.inFlight)
+    var flightsInProgress: (renders: Int, downloads: Int, info: Int, facts: Int) {
+        (renderFlights.inFlight, originFlights.inFlight, infoFlights.inFlight, factsFlights.inFlight)
     }
 
     /// Every figure the service keeps for `/stats` (Statistics.md), read now.
