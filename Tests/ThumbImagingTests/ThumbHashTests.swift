@@ -160,18 +160,20 @@ enum ThumbHashVectors {
     enum Recipe: Sendable {
         case gradient, disc
         case noise(seed: UInt32), alphaNoise(seed: UInt32)
+        /// `noise` with the last pixel's alpha 254: the smallest departure from opaque.
+        case speck(seed: UInt32)
         case solid(UInt8, UInt8, UInt8, UInt8)
 
         func bitmap(width w: Int, height h: Int) -> Bitmap {
             var pixels = [UInt8](repeating: 0, count: w * h * 4)
-            var state: UInt32 = switch self { case .noise(let s), .alphaNoise(let s): s; default: 0 }
+            var state: UInt32 = switch self { case .noise(let s), .alphaNoise(let s), .speck(let s): s; default: 0 }
             for y in 0..<h {
                 for x in 0..<w {
                     let gr = 255 * x / max(w - 1, 1), gg = 255 * y / max(h - 1, 1), gb = 255 * (x + y) / max(w + h - 2, 1)
                     let px: [Int]
                     switch self {
                     case .gradient: px = [gr, gg, gb, 255]
-                    case .noise:
+                    case .noise, .speck:
                         let n1 = Int(next(&state)), n2 = Int(next(&state)), n3 = Int(next(&state))
                         px = [(3 * gr + n1) >> 2, (3 * gg + n2) >> 2, (3 * gb + n3) >> 2, 255]
                     case .alphaNoise: px = (0..<4).map { _ in Int(next(&state)) }
@@ -185,6 +187,7 @@ enum ThumbHashVectors {
                     for c in 0..<4 { pixels[o + c] = UInt8(px[c]) }
                 }
             }
+            if case .speck = self { pixels[w * h * 4 - 1] = 254 }
             return Bitmap(width: w, height: h, pixels: pixels)
         }
     }

@@ -38,7 +38,7 @@ function build(recipe) {
       let px
       switch (kind) {
         case 'gradient': px = [gr, gg, gb, 255]; break
-        case 'noise': px = [(3 * gr + next()) >> 2, (3 * gg + next()) >> 2, (3 * gb + next()) >> 2, 255]; break
+        case 'noise': case 'speck': px = [(3 * gr + next()) >> 2, (3 * gg + next()) >> 2, (3 * gb + next()) >> 2, 255]; break
         case 'alphaNoise': px = [next(), next(), next(), next()]; break
         case 'disc': {
           const dx = 2 * x + 1 - w, dy = 2 * y + 1 - h, m = Math.min(w, h)
@@ -52,6 +52,7 @@ function build(recipe) {
       rgba.set(px, i)
     }
   }
+  if (kind === 'speck') rgba[w * h * 4 - 1] = 254 // one pixel short of opaque: the alpha flag
   return rgba
 }
 
@@ -92,7 +93,16 @@ const recipes = [
   { kind: 'solid', w: 40, h: 30, color: [0, 0, 0, 255] },
   { kind: 'solid', w: 20, h: 20, color: [0, 0, 0, 0] },
   { kind: 'solid', w: 3, h: 5, color: [255, 0, 0, 1] },
+  { kind: 'speck', w: 100, h: 100, seed: 6 },
 ]
+// Sizes and seeds from another LCG: 48 more, every kind but the solids.
+{
+  const next = lcg(777), kinds = ['noise', 'alphaNoise', 'disc', 'speck', 'gradient']
+  for (let k = 0; k < 48; k++) {
+    const w = 1 + ((next() * 100) >> 8), h = 1 + ((next() * 100) >> 8), seed = 1000 + k
+    recipes.push({ kind: kinds[k % kinds.length], w, h, seed })
+  }
+}
 
 const b64 = (bytes) => Buffer.from(bytes).toString('base64')
 const samples = (img) => {
@@ -118,7 +128,8 @@ out.push('    /// Images built from a recipe, their reference hash, and the refe
 out.push('    static let encoded: [Vector] = [')
 for (const r of recipes) {
   const hash = rgbaToThumbHash(r.w, r.h, build(r))
-  const recipe = `.${r.kind}` + (r.kind === 'solid' ? `(${r.color.join(', ')})` : r.seed ? `(seed: ${r.seed})` : '')
+  const seeded = ['noise', 'alphaNoise', 'speck'].includes(r.kind)
+  const recipe = `.${r.kind}` + (r.kind === 'solid' ? `(${r.color.join(', ')})` : seeded ? `(seed: ${r.seed})` : '')
   out.push(`        Vector(recipe: ${recipe}, width: ${r.w}, height: ${r.h}, hash: "${b64(hash)}",`)
   out.push(`              ${decoded(hash)}),`)
 }
