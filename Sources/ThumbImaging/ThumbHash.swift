@@ -1,4 +1,4 @@
-/// ThumbHash (https://github.com/evanw/thumbhash): a 20-to-30-byte placeholder of an image,
+/// ThumbHash (https://github.com/evanw/thumbhash): a 17-to-25-byte placeholder of an image,
 /// its average colour, aspect ratio and low frequencies, that a client turns back into a
 /// blurry 32-px picture before the real thumbnail arrives.
 ///
