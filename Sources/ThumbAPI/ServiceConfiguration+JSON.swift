@@ -147,7 +147,7 @@ extension ServiceConfiguration.Preset {
                                _ rule: String) throws(ConfigurationError) -> Int? {
         guard let value = r.take(key) else { return nil }
         let tenths: Int? = switch value {
-        case .integer(let n) where (0...100_000).contains(n): n * 10
+        case .integer(let n): CompositionParameters.tenths(of: Double(n))
         case .number(let d): CompositionParameters.tenths(of: d)
         default: nil
         }

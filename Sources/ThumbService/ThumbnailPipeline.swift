@@ -62,8 +62,9 @@ public struct RenderPlan: Sendable {
     /// them at most; `contain` pads onto a canvas, one more copy of the result.
     public var estimatedMemory: Int {
         let scaled = geometry.scaledWidth * geometry.scaledHeight
-        let copies = (geometry.windowWidth * geometry.windowHeight != scaled ? 1 : 0)
-            + (header.orientation == .up ? 0 : 1) + (geometry.width * geometry.height != scaled ? 1 : 0)
+        let window = geometry.windowWidth * geometry.windowHeight
+        let copies = (window != scaled ? 1 : 0) + (header.orientation == .up ? 0 : 1)
+            + (geometry.width * geometry.height != window ? 1 : 0)
         let filters = variant.blurTenths != nil || variant.sharpenTenths != nil ? scaled * 16 : 0
         return sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header, minimumDisplayedSize: minimumDisplayedSize)
             + scaled * (16 + 4) + filters + geometry.width * geometry.height * 4 * copies
