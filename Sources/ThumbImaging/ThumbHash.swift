@@ -1,10 +1,20 @@
+import Foundation
+
 /// ThumbHash (https://github.com/evanw/thumbhash): a 17-to-25-byte placeholder of an image,
 /// its average colour, aspect ratio and low frequencies, that a client turns back into a
 /// blurry 32-px picture before the real thumbnail arrives.
 ///
-/// The bytes are those of the reference `rgbaToThumbHash` (js/thumbhash.js) bit for bit:
-/// the same double arithmetic in the same order, JavaScript's `Math.round` (`jsRound`) and
-/// V8's cosine (`ThumbHashCosine`). ThumbHashTests holds known answers made with the reference.
+/// The arithmetic is the reference `rgbaToThumbHash`'s (js/thumbhash.js): the same double
+/// expressions in the same order and JavaScript's `Math.round` (`jsRound`), so the bytes are
+/// the reference's bit for bit whenever they do not hang on a cosine's last bit. The cosine
+/// is the platform's `cos`, which differs from V8's `Math.cos` in the last bit on about 3 %
+/// of these arguments. That changes nothing for a real image, but where a channel's AC terms
+/// are all mathematically zero (a flat colour, a flat channel) the reference's AC bits are
+/// its cosine's rounding noise amplified by 1 / scale (the decoder multiplies them by the
+/// quantised scale, 0), and a coefficient zero by symmetry is a tie 7.5 that rounds to 7 or
+/// 8 by that noise. No cosine but a copy of V8's reproduces those bits (the reference's own
+/// Rust port gives others), and thumbd carries no code ported from elsewhere; ThumbHashTests
+/// holds such hashes to the same header and an equivalent picture, the rest to every bit.
 ///
 /// Layout (little endian): 24 bits of L DC (6), P DC (6), Q DC (6), L scale (5), has-alpha (1);
 /// 16 bits of the short side's L count (3), P scale (6), Q scale (6), is-landscape (1); with
@@ -97,11 +107,11 @@ public enum ThumbHash {
         var fx = [Double](repeating: 0, count: w)
         forEachCoefficient(nx: nx, ny: ny, includingDC: true) { cx, cy in
             for x in 0..<w {
-                fx[x] = ThumbHashCosine.cos(Double.pi / Double(w) * Double(cx) * (Double(x) + 0.5))
+                fx[x] = Foundation.cos(Double.pi / Double(w) * Double(cx) * (Double(x) + 0.5))
             }
             var f = 0.0
             for y in 0..<h {
-                let fy = ThumbHashCosine.cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5))
+                let fy = Foundation.cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5))
                 let row = y * w
                 for x in 0..<w {
                     f += channel[row + x] * fx[x] * fy

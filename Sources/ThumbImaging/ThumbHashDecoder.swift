@@ -1,5 +1,10 @@
+import Foundation
+
 /// Reading a ThumbHash back: the reference's `thumbHashToRGBA`, `thumbHashToAverageRGBA` and
-/// `thumbHashToApproximateAspectRatio`, pixel for pixel, over bytes that may be hostile.
+/// `thumbHashToApproximateAspectRatio`, pixel for pixel, over bytes that may be hostile. The
+/// platform's `cos` instead of V8's could move a pixel by one level only where 255·v falls
+/// within a few ulps of an integer; no pixel of the test vectors does (their generator
+/// checks it with the reference's cosines nudged by an ulp).
 ///
 /// The reference reads past the end of a short hash as zeros and divides by a zero count;
 /// here a hash must be well formed (`Header`): at least 1 luminance coefficient a side and
@@ -37,13 +42,13 @@ extension ThumbHash {
         var fxTable = [Double](repeating: 0, count: w * nx)
         for x in 0..<w {
             for cx in 0..<nx {
-                fxTable[x * nx + cx] = ThumbHashCosine.cos(Double.pi / Double(w) * (Double(x) + 0.5) * Double(cx))
+                fxTable[x * nx + cx] = Foundation.cos(Double.pi / Double(w) * (Double(x) + 0.5) * Double(cx))
             }
         }
         var fyTable = [Double](repeating: 0, count: h * ny)
         for y in 0..<h {
             for cy in 0..<ny {
-                fyTable[y * ny + cy] = ThumbHashCosine.cos(Double.pi / Double(h) * (Double(y) + 0.5) * Double(cy))
+                fyTable[y * ny + cy] = Foundation.cos(Double.pi / Double(h) * (Double(y) + 0.5) * Double(cy))
             }
         }
 
