@@ -70,7 +70,7 @@ let package = Package(
         // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
         .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock"], path: "Tests/ThumbTestSupport"),
 
-        .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"]),
+        .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"], exclude: ["Fixtures"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
