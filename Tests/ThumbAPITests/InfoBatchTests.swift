@@ -1,0 +1,155 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ThumbService
+import ThumbTestSupport
+@testable import ThumbAPI
+
+/// `POST /info` (API.md § /info): answers in the request's order, each item its
+/// own answer or error, one computation per source, the form refused whole, the
+/// signature per item, and a deadline no slow item can stretch.
+@Suite(.serialized) struct InfoBatchTests {
+    private func post(_ daemon: EndToEndTests.TestDaemon, _ items: [[String: String]]) -> (status: Int, headers: [String: String], body: [UInt8]) {
+        let body = try! JSONSerialization.data(withJSONObject: ["items": items])
+        return daemon.get("/info", method: "POST", body: [UInt8](body))
+    }
+
+    private func items(_ body: [UInt8]) -> [[String: Any]] {
+        InfoHTTPTests.object(body)["items"] as? [[String: Any]] ?? []
+    }
+
+    @Test func itemsAnswerInOrderEachWithItsOwnError() throws {
+        try EndToEndTests.withDaemon { daemon, origin in
+            let cat = origin.url("/cat.jpg")
+            let given = [cat, origin.url("/missing.jpg"), "ftp://127.0.0.1/a.jpg", origin.url("/text.txt"),
+                         cat.replacingOccurrences(of: "http://", with: "HTTP://"), origin.url("/formats/animated.gif")]
+            let r = post(daemon, given.map { ["url": $0] })
+            #expect(r.status == 200 && r.headers["content-type"] == "application/json" && r.headers["cache-control"] == "no-store")
+            let answers = items(r.body)
+            #expect(answers.count == given.count)
+            guard answers.count == given.count else { return }
+            try InfoHTTPTests.expectFacts(answers[0], of: TestOrigin.jpeg, url: cat, hasAlpha: false)
+            #expect(answers[1]["error"] as? String == "source_not_found" && answers[1]["url"] as? String == given[1])
+            #expect(answers[2]["error"] as? String == "bad_request" && answers[2]["url"] as? String == given[2])
+            #expect(answers[3]["error"] as? String == "unsupported_format" && (answers[3]["message"] as? String)?.isEmpty == false)
+            // Another spelling of the first source: the same object, normalized URL and all.
+            #expect(NSDictionary(dictionary: answers[4]) == NSDictionary(dictionary: answers[0]))
+            #expect(answers[5]["format"] as? String == "gif")
+            #expect(origin.hits("/cat.jpg") == 1)
+
+            // The same answer as GET gives, byte for byte.
+            let single = daemon.get("/info?url=\(InfoHTTPTests.encoded(cat))")
+            #expect(single.headers["x-cache"] == "memory")
+            #expect(String(decoding: r.body, as: UTF8.self).contains(String(decoding: single.body, as: UTF8.self)))
+            let stats = InfoHTTPTests.stats(daemon)
+            #expect(stats["requests"] as? Int == 2 && stats["batchItems"] as? Int == 6 && stats["computed"] as? Int == 2)
+        }
+    }
+
+    @Test func oneSourceAHundredTimesIsOneDownloadAndOneComputation() throws {
+        try EndToEndTests.withDaemon { daemon, origin in
+            let url = origin.url("/slowish.jpg")
+            let r = post(daemon, Array(repeating: ["url": url], count: 100))
+            let answers = items(r.body)
+            #expect(r.status == 200 && answers.count == 100)
+            #expect(Set(answers.map { $0["thumbhash"] as? String ?? "missing" }).count == 1)
+            #expect(answers.allSatisfy { $0["url"] as? String == url && $0["error"] == nil })
+            #expect(origin.hits("/slowish.jpg") == 1)
+            #expect(InfoHTTPTests.stats(daemon)["computed"] as? Int == 1)
+        }
+    }
+
+    @Test func theFormIsRefusedWhole() throws {
+        try EndToEndTests.withDaemon({ $0.service.info.maxBatchItems = 3 }) { daemon, origin in
+            let url = origin.url("/cat.jpg")
+            for body in ["", "[]", "{}", #"{"items": {}}"#, #"{"items": [], "x": 1}"#, #"{"items": ["a"]}"#,
+                         #"{"items": [{}]}"#, #"{"items": [{"url": 5}]}"#, #"{"items": [{"url": "\#(url)", "w": 10}]}"#,
+                         #"{"items": [{"url": "\#(url)", "sig": 1}]}"#,
+                         #"{"items": [{"url": "a"}, {"url": "b"}, {"url": "c"}, {"url": "d"}]}"#] {
+                let r = daemon.get("/info", method: "POST", body: Array(body.utf8))
+                #expect(r.status == 400 && InfoHTTPTests.object(r.body)["error"] as? String == "bad_request", "\(body)")
+            }
+            let empty = daemon.get("/info", method: "POST", body: Array(#"{"items": []}"#.utf8))
+            #expect(empty.status == 200 && String(decoding: empty.body, as: UTF8.self) == #"{"items":[]}"#)
+            let huge = #"{"items": [{"url": ""# + String(repeating: "a", count: 1 << 20) + #""}]}"#
+            #expect(daemon.get("/info", method: "POST", body: Array(huge.utf8)).status == 413)
+            #expect(origin.hits("/cat.jpg") == 0)
+        }
+    }
+
+    @Test func eachItemIsSignedOverItsOneEncoding() throws {
+        try EndToEndTests.withDaemon({ $0.security.signingKey = "k" }) { daemon, origin in
+            let cat = origin.url("/cat.jpg") + "?a=(1)!"
+            let other = origin.url("/formats/animated.gif")
+            #expect(InfoBatch.signedTarget(url: cat).hasSuffix("%2Fcat.jpg%3Fa%3D%281%29%21"))
+            let sign = { (url: String) in URLSignature.sign(InfoBatch.signedTarget(url: url), key: "k") }
+            // A GET signed over an encoding that leaves `()!` bare is a valid GET, not a batch item.
+            let loose = "/info?url=" + cat.addingPercentEncoding(withAllowedCharacters: .init(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789.-_~()!"))!
+            let looseSig = URLSignature.sign(loose, key: "k")
+            #expect(daemon.get(loose + "&sig=" + looseSig).status == 200)
+            let r = post(daemon, [["url": cat, "sig": sign(cat)], ["url": other], ["url": other, "sig": sign(cat)],
+                                  ["url": cat, "sig": looseSig], ["url": other, "sig": sign(other)]])
+            let answers = items(r.body)
+            #expect(r.status == 200 && answers.count == 5)
+            guard answers.count == 5 else { return }
+            #expect(answers[0]["format"] as? String == "jpeg" && answers[4]["format"] as? String == "gif")
+            for i in 1...3 {
+                #expect(answers[i]["error"] as? String == "bad_signature", "item \(i): \(answers[i])")
+            }
+        }
+    }
+
+    /// A hundred sources that never answer in time, two downloads at once: the batch
+    /// answers at its deadline, each item `origin_timeout` in its place, and nothing
+    /// stays behind once the downloads give up.
+    @Test func slowSourcesCannotStretchTheAnswer() throws {
+        try EndToEndTests.withDaemon({
+            $0.service.origin.maxConcurrentFetches = 2
+            $0.service.origin.timeoutSeconds = 1
+            $0.service.limits.maxRenderSeconds = 0.5
+        }) { daemon, origin in
+            let given = (0..<100).map { origin.url("/slow.jpg?n=\($0)") }
+            let started = ContinuousClock.now
+            let r = post(daemon, given.map { ["url": $0] })
+            let took = (ContinuousClock.now - started) / .seconds(1)
+            let answers = items(r.body)
+            #expect(r.status == 200 && answers.count == 100)
+            #expect(took >= 0.9 && took < 3.5, "answered after \(took) s")
+            #expect(answers.enumerated().allSatisfy { $1["error"] as? String == "origin_timeout" && $1["url"] as? String == given[$0] })
+            #expect(eventually(120) {
+                let f = daemon.service.flightsInProgress
+                return f.downloads == 0 && f.info == 0 && f.facts == 0
+            }, "every download ended")
+        }
+    }
+
+    /// Items whose downloads are done but whose computation waits behind a busy
+    /// worker: the batch's own deadline answers for them.
+    @Test func aBusyWorkerCannotStretchTheAnswer() throws {
+        try EndToEndTests.withDaemon({
+            $0.service.workers = 1
+            $0.service.origin.timeoutSeconds = 1
+            $0.service.limits.maxRenderSeconds = 0.5
+        }) { daemon, origin in
+            let first = Atomic<Bool>(true)
+            daemon.service.probeHook.withLock {
+                $0 = { if first.exchange(false, ordering: .relaxed) { Thread.sleep(forTimeInterval: 2.5) } }
+            }
+            let given = (0..<20).map { origin.url("/cat.jpg?n=\($0)") }
+            let started = ContinuousClock.now
+            let r = post(daemon, given.map { ["url": $0] })
+            let took = (ContinuousClock.now - started) / .seconds(1)
+            let answers = items(r.body)
+            #expect(r.status == 200 && answers.count == 20)
+            #expect(took >= 1.4 && took < 2.4, "answered after \(took) s")
+            #expect(answers.enumerated().allSatisfy { $1["error"] as? String == "origin_timeout" && $1["url"] as? String == given[$0] })
+            #expect(eventually(120) {
+                let f = daemon.service.flightsInProgress
+                return f.downloads == 0 && f.info == 0 && f.facts == 0 && daemon.service.renders.statistics.queued == 0
+            }, "every computation ended")
+            // The work went on after the answer: the next batch finds the facts made.
+            let again = items(post(daemon, given.suffix(5).map { ["url": $0] }).body)
+            #expect(again.count == 5 && again.allSatisfy { $0["format"] as? String == "jpeg" })
+        }
+    }
+}
