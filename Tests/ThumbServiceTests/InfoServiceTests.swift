@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+import Testing
+import ThumbFetch
+import ThumbTestSupport
+@testable import ThumbService
+
+/// An origin seam whose bytes a test replaces: it answers 304 to the ETag of
+/// what it serves now, and new bytes otherwise.
+private final class ChangingOrigin: OriginFetching {
+    let body: Mutex<[UInt8]>
+    let fetches = Mutex(0)
+
+    init(_ body: [UInt8]) { self.body = Mutex(body) }
+
+    static func fixture(_ name: String) -> [UInt8] {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../ThumbCodecTests/Fixtures/photos/\(name)").standardized.path
+        return [UInt8](FileManager.default.contents(atPath: path)!)
+    }
+
+    func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+                       completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
+        fetches.withLock { $0 += 1 }
+        let body = body.withLock { $0 }
+        let etag = "\"\(body.count)\""
+        if conditional?.etag == etag { return completion(.success(.notModified(etag: etag, lastModified: nil))) }
+        let failure: BodySinkError? = body.withUnsafeBytes { bytes in
+            do throws(BodySinkError) { try sink.write(bytes) } catch { return error }
+            return nil
+        }
+        if let failure { return completion(.failure(.internalError(failure.message))) }
+        completion(.success(.fetched(length: body.count, etag: etag, lastModified: nil, finalURL: url, address: nil)))
+    }
+}
+
+/// The facts' life beside their original (API.md § /info): recomputed when a
+/// revalidation finds new bytes, kept through a 304, counted in memory, purged.
+@Suite struct InfoServiceTests {
+    private let url = "https://img.example/photo.jpg"
+
+    private func info(_ s: ThumbnailService) -> Result<InfoResult, ServiceError> {
+        let box = Mutex<Result<InfoResult, ServiceError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        s.info(try! InfoRequest(url: url)) { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 60)
+        return box.withLock { $0 } ?? .failure(.internalError("no answer in 60 s"))
+    }
+
+    private func object(_ r: Result<InfoResult, ServiceError>) -> [String: Any] {
+        guard case .success(let info) = r else { return [:] }
+        return (try? JSONSerialization.jsonObject(with: Data(info.answer.body))) as? [String: Any] ?? [:]
+    }
+
+    @Test func newBytesOnRevalidationGetNewFactsAndA304KeepsThem() throws {
+        let dir = NSTemporaryDirectory() + "thumbd-info-service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        var c = ServiceConfiguration()
+        c.diskStore.ttlSeconds = 0   // every look-up past memory revalidates
+        let s = ThumbnailService(configuration: c, fetcher: origin, disk: try DiskStore(directory: dir, maxBytes: 50 << 20))
+        defer { s.renders.shutdown() }
+
+        let before = s.statistics.memory.bytes
+        let first = info(s)
+        let firstAnswer = try first.get().answer
+        #expect(object(first)["bytes"] as? Int == origin.body.withLock { $0.count })
+        // Memory holds the answer and the facts, every byte of both counted.
+        #expect(s.statistics.memory.bytes - before >= firstAnswer.body.count + 17)
+
+        // A 304: same bytes, the same facts, nothing computed again.
+        _ = s.memory.removeAll { if case .info = $0 { true } else { false } }
+        let same = info(s)
+        #expect(try same.get().answer.etag == firstAnswer.etag && same.map(\.cache) == .success(.disk))
+        #expect(s.statistics.counters.factsComputed == 1 && origin.fetches.withLock { $0 } == 2)
+
+        // New bytes: the old answer and facts go; new facts, a new ETag, on disk too.
+        origin.body.withLock { $0 = ChangingOrigin.fixture("coffee.jpg") }
+        _ = s.memory.removeAll { if case .info = $0 { true } else { false } }
+        let changed = info(s)
+        let changedAnswer = try changed.get().answer
+        #expect(changedAnswer.etag != firstAnswer.etag && changedAnswer.body != firstAnswer.body)
+        #expect(object(changed)["bytes"] as? Int == origin.body.withLock { $0.count })
+        #expect(s.statistics.counters.factsComputed == 2)
+        let sha = Digest.hex(Digest.sha256(origin.body.withLock { $0 }))
+        #expect(s.disk?.facts(url: url, sha256: sha)?.thumbhashBase64 == object(changed)["thumbhash"] as? String)
+
+        // A purge takes the answer, the facts and the original.
+        #expect(s.purge(url) >= 3)
+        #expect(s.cachedInfo(try InfoRequest(url: url)) == nil && s.disk?.facts(url: url, sha256: sha) == nil)
+    }
+
+    @Test func aFullQueueIsOverloadedAndNothingIsLeftInFlight() throws {
+        let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        var c = ServiceConfiguration()
+        c.workers = 1
+        c.maxQueue = 1
+        let s = ThumbnailService(configuration: c, fetcher: origin, disk: nil)
+        defer { s.renders.shutdown() }
+        // One job running (held) and one queued fill the queue.
+        let gate = DispatchSemaphore(value: 0)
+        _ = try s.renders.submit(cost: 1) { _ = gate.wait(timeout: .now() + 30) }
+        #expect(eventually { s.renders.statistics.active == 1 })
+        _ = try s.renders.submit(cost: 1) {}
+        let refused = info(s)
+        gate.signal()
+        #expect(refused.map(\.cache) == .failure(.overloaded))
+        #expect(s.flightsInProgress.info == 0 && s.flightsInProgress.facts == 0)
+        // Not remembered: the next look-up computes.
+        #expect(object(info(s))["format"] as? String == "jpeg")
+    }
+}
