@@ -26,28 +26,50 @@ enum GIFStructure {
     /// extension per frame plus a few others.
     static let maxExtensions = 2 * maxFrames
 
+    /// What one walk found: the frames whose image descriptor (introducer
+    /// and 9 bytes) is whole, and the limit it stopped at, if any.
+    struct Census {
+        var frames = 0
+        var refusal: CodecError?
+    }
+
     static func walk(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {
+        if let refusal = census(bytes).refusal { throw refusal }
+    }
+
+    /// The walk itself, shared by the check above and FrameCount: it stops at
+    /// the end of the data, at anything but a block, or at the first count
+    /// past a limit (with the refusal, and `frames` then `maxFrames` at most).
+    static func census(_ bytes: UnsafeRawBufferPointer) -> Census {
+        var census = Census()
         var reader = StructureReader(bytes)
         guard let header = reader.sub(6),
               Array(header.bytes) == Array("GIF87a".utf8) || Array(header.bytes) == Array("GIF89a".utf8),
               reader.skip(4), let screenFlags = reader.u8(), reader.skip(2),
-              skipColorTable(flags: screenFlags, &reader) else { return }
-        var frames = 0, extensions = 0
+              skipColorTable(flags: screenFlags, &reader) else { return census }
+        var extensions = 0
         while let introducer = reader.u8() {
             switch introducer {
             case 0x2C:   // image descriptor: left, top, width, height, flags; table; LZW minimum code size; data
-                frames += 1
-                if frames > maxFrames { throw .tooComplex("GIF has more than \(maxFrames) frames") }
-                guard reader.skip(8), let flags = reader.u8(), skipColorTable(flags: flags, &reader),
-                      reader.skip(1), skipSubBlocks(&reader) else { return }
+                if census.frames == maxFrames {
+                    census.refusal = .tooComplex("GIF has more than \(maxFrames) frames")
+                    return census
+                }
+                guard reader.skip(8), let flags = reader.u8() else { return census }
+                census.frames += 1
+                guard skipColorTable(flags: flags, &reader), reader.skip(1), skipSubBlocks(&reader) else { return census }
             case 0x21:   // extension: label, sub-blocks
                 extensions += 1
-                if extensions > maxExtensions { throw .tooComplex("GIF has more than \(maxExtensions) extension blocks") }
-                guard reader.skip(1), skipSubBlocks(&reader) else { return }
+                if extensions > maxExtensions {
+                    census.refusal = .tooComplex("GIF has more than \(maxExtensions) extension blocks")
+                    return census
+                }
+                guard reader.skip(1), skipSubBlocks(&reader) else { return census }
             default:
-                return   // the trailer (0x3B), or a byte giflib refuses if it ever reads this far
+                return census   // the trailer (0x3B), or a byte giflib refuses if it ever reads this far
             }
         }
+        return census
     }
 
     /// The colour table a descriptor's flags announce (3·2^(n+1) bytes), if any.
