@@ -38,7 +38,9 @@ let package = Package(
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
 
-        .target(name: "ThumbImaging",
+        // Optimized in debug builds too: its per-pixel SIMD loops run ~10× slower
+        // unoptimized, and the test suite renders thousands of images.
+        .target(name: "ThumbImaging", swiftSettings: [.unsafeFlags(["-O"])],
                 linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
         .target(name: "ThumbClock"),

@@ -17,6 +17,7 @@ Usage: Tests/Cluster/cluster-test.py [THUMBD_BINARY]      (default: the debug bu
 Prints "N passed, M failed" and exits 1 when anything failed.
 """
 import collections
+import json
 import os
 import random
 import shutil
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 from cluster_processes import INSTANCES, ROOT, SOURCES, Client, Cluster, request
@@ -195,6 +197,30 @@ def run_phases(cluster, client, checks):
     checks.check(through == direct and direct != plain and through[2] == "Accept",
                  "Accept reaches the instance through nginx (format=auto answer and Vary as asked directly)",
                  {"through nginx": through, "direct": direct, "direct without Accept": plain})
+    # 5. /info: GET hashes on url like /thumbnail, so the owner answers with the facts
+    #    its first render computed; POST carries its sources in the body and goes round-robin.
+    before = [cluster.stats(k) for k in range(INSTANCES)]
+    fetched = cluster.origin_fetches()
+    s5, h5, b5 = request(cluster.nginx_port, "/info?url=" + urllib.parse.quote(cluster.source(i), safe=""))
+    after = [cluster.stats(k) for k in range(INSTANCES)]
+    asked = [after[k]["info"]["requests"] - before[k]["info"]["requests"] for k in range(INSTANCES)]
+    info = json.loads(b5) if s5 == 200 else {}
+    checks.check(s5 == 200 and info.get("format") == "jpeg" and info.get("url") == cluster.source(i)
+                 and asked == [1 if k == owner else 0 for k in range(INSTANCES)],
+                 "GET /info through nginx reaches the source's owner", (s5, asked, info))
+    checks.check(after[owner]["info"]["computed"] == before[owner]["info"]["computed"]
+                 and h5.get("x-cache") in ("memory", "disk") and cluster.origin_fetches() == fetched,
+                 "GET /info: the facts of the first render, no download", (h5.get("x-cache"), after[owner]["info"]))
+    body = json.dumps({"items": [{"url": cluster.source(min(owned[k]))} for k in range(INSTANCES)]}).encode()
+    answers = [request(cluster.nginx_port, "/info", {"Content-Type": "application/json"}, "POST", body)
+               for _ in range(INSTANCES)]
+    final = [cluster.stats(k) for k in range(INSTANCES)]
+    posted = [final[k]["info"]["requests"] - after[k]["info"]["requests"] for k in range(INSTANCES)]
+    items = [json.loads(b).get("items", []) if st == 200 else [] for st, _, b in answers]
+    checks.check(all(len(x) == INSTANCES and all("error" not in item for item in x) for x in items),
+                 f"POST /info through nginx: {INSTANCES} batches of {INSTANCES} items answered",
+                 [st for st, _, _ in answers])
+    checks.check(posted == [1] * INSTANCES, "POST /info goes round-robin: one batch to each instance", posted)
 
 if __name__ == "__main__":
     main()

@@ -39,11 +39,11 @@ def free_ports(n):
     return ports
 
 
-def request(port, target, headers=None, method="GET"):
+def request(port, target, headers=None, method="GET", body=None):
     """One request on a fresh connection: (status, headers with lower-case names, body)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT)
     try:
-        conn.request(method, target, headers=headers or {})
+        conn.request(method, target, body=body, headers=headers or {})
         r = conn.getresponse()
         body = r.read()
         return r.status, {k.lower(): v for k, v in r.getheaders()}, body
@@ -145,8 +145,9 @@ class Cluster:
         conf = shipped
         for k in range(INSTANCES):
             old = f"server 127.0.0.1:{8081 + k} "
-            if conf.count(old) != 1:
-                raise RuntimeError(f"Config/nginx-thumbd.conf no longer has one '{old}'")
+            # Twice: the hashed group and POST /info's round-robin one.
+            if conf.count(old) != 2:
+                raise RuntimeError(f"Config/nginx-thumbd.conf no longer has two '{old}'")
             conf = conf.replace(old, f"server 127.0.0.1:{self.ports[k]} ")
         if conf.count("listen 80;") != 1:
             raise RuntimeError("Config/nginx-thumbd.conf no longer has one 'listen 80;'")

@@ -179,8 +179,8 @@ import ThumbHTTP
             #expect(daemon.get(target).headers["x-cache"] == "origin")
             #expect(daemon.get(target).headers["x-cache"] == "memory")
             let purge = daemon.get("/cache?url=\(encoded(url))", method: "DELETE")
-            // The original on disk, the prepared bitmap and the encoded rendition.
-            #expect(purge.status == 200 && String(decoding: purge.body, as: UTF8.self) == #"{"removed":3}"#)
+            // The original on disk, the prepared bitmap, the encoded rendition and the original's facts.
+            #expect(purge.status == 200 && String(decoding: purge.body, as: UTF8.self) == #"{"removed":4}"#)
             #expect(daemon.get(target).headers["x-cache"] == "origin")
             #expect(origin.hits("/cat.jpg") == 2)
             let again = daemon.get("/cache?url=\(encoded(origin.url("/never.jpg")))", method: "DELETE")
@@ -226,7 +226,7 @@ import ThumbHTTP
                     compared += 1
                 }
             }
-            #expect(compared == 32)   // memoryCache 7, diskStore 7, origin 5, render 8, prefetch 5
+            #expect(compared == 35)   // memoryCache 7, diskStore 7, origin 5, render 8, info 3, prefetch 5
             #expect(metrics.value("thumbd_memory_cache_hits_total") == 1 && metrics.value("thumbd_origin_fetches_total") == 1)
             #expect(metrics.value("thumbd_requests_total", ["status": "404"]) == 1)
             // The /stats request itself was answered before /metrics ran, so it counts.

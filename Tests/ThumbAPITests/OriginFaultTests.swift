@@ -249,7 +249,9 @@ import ThumbHTTP
 
         let s = stats(daemon)
         #expect(s["origin"]?["fetches"] == 4 && s["origin"]?["failures"] == 3, "\(s)")
-        #expect(regularFiles(dir).count == 1, "only the healthy original is stored: \(regularFiles(dir))")
+        let stored = regularFiles(dir)
+        #expect(stored.filter { !$0.hasSuffix(".facts") }.count == 1 && stored.count == 2,
+                "only the healthy original is stored, with its facts: \(stored)")
         expectNothingLeftBehind(daemon)
     }
 

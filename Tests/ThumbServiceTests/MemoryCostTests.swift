@@ -37,7 +37,7 @@ import ThumbTestSupport
             #expect(result.rendition.bytes.count == 4)
         }
         let stats = s.memory.statistics
-        #expect(stats.entries == 2 * widths.count, "a prepared bitmap and a rendition per width")
+        #expect(stats.entries == 2 * widths.count + 1, "a prepared bitmap and a rendition per width, and the facts")
         #expect(stats.bytes >= stats.entries * (url.utf8.count + CostLRU<MemoryKey, MemoryItem>.entryOverhead),
                 "\(stats.bytes) bytes counted for \(stats.entries) entries of a \(url.utf8.count)-byte URL")
         #expect(stats.bytes <= stats.limitBytes)

@@ -48,12 +48,13 @@ extension ThumbnailService {
             }
             if deadline.hasPassed { throw .renderTimedOut }
             // The original's facts (API.md § /info) come from its first render when they are not
-            // known yet; an attention window is placed on their focus.
+            // known yet; an attention window is placed on their focus. A render that fits the
+            // budget only without them leaves them to `/info`, unless its window needs the focus.
             var computeFacts = false
             if let facts = knownFacts(url: request.sourceURL, original) {
                 plan = plan.placed(onFocus: facts.focus)
             } else {
-                computeFacts = true
+                computeFacts = plan.geometry.needsFocus || plan.estimatedMemoryWithFacts <= budget
             }
             let estimate = computeFacts ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
             if estimate <= admitted {
