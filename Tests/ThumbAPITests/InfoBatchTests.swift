@@ -152,4 +152,44 @@ import ThumbTestSupport
             #expect(again.count == 5 && again.allSatisfy { $0["format"] as? String == "jpeg" })
         }
     }
+
+    /// Spellings of one source (RFC 3986 normalization): one download, one computation,
+    /// each item the same object; the hundred-odd kilobytes of a near-1 MiB body of
+    /// too-long URLs are each their own `bad_request`; a client that leaves mid-batch
+    /// leaves nothing behind.
+    @Test func hostileBatchesCostNothingElse() throws {
+        try EndToEndTests.withDaemon { daemon, origin in
+            let base = origin.url("/cat.jpg")
+            let host = "127.0.0.1:\(origin.port)"
+            let spellings = [base, "HTTP://\(host)/cat.jpg", "http://\(host)/./cat.jpg", "http://\(host)/x/../cat.jpg",
+                             "http://\(host)/%63at.jpg", "http://\(host)/cat.jpg#frag"]
+            let r = post(daemon, spellings.map { ["url": $0] })
+            let answers = items(r.body)
+            #expect(answers.count == spellings.count && answers.allSatisfy { $0["url"] as? String == base })
+            #expect(Set(answers.map { $0["thumbhash"] as? String ?? "" }).count == 1)
+            #expect(origin.hits("/cat.jpg") == 1 && InfoHTTPTests.stats(daemon)["computed"] as? Int == 1)
+
+            // Just under 1 MiB: 100 URLs of 10 000 bytes, each refused in its place, nothing fetched.
+            let long = (0..<100).map { ["url": origin.url("/cat.jpg?") + String(repeating: "q", count: 10_000 - base.count - 1) + "\($0)"] }
+            let big = post(daemon, long)
+            let refused = items(big.body)
+            #expect(big.status == 200 && refused.count == 100 && refused.allSatisfy { $0["error"] as? String == "bad_request" })
+
+            // A client that sends a batch of slow sources and leaves at once.
+            let urls = (0..<20).map { origin.url("/slowish.jpg?gone=\($0)") }
+            let body = [UInt8](try JSONSerialization.data(withJSONObject: ["items": urls.map { ["url": $0] }]))
+            do {   // the client's deinit closes its socket at the end of this scope
+                let client = try TestClient(port: daemon.port)
+                client.send("POST /info HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.count)\r\n\r\n")
+                client.send(body)
+            }
+            #expect(eventually(30) {
+                let f = daemon.service.flightsInProgress
+                return f.downloads == 0 && f.info == 0 && f.facts == 0 && origin.hits("/slowish.jpg") == 20
+            }, "the batch's work ended")
+            #expect(daemon.get("/healthz").status == 200)
+            #expect(eventually { (InfoHTTPTests.object(daemon.get("/stats").body)["connections"] as? [String: Any])?["open"] as? Int == 1 },
+                    "only the /stats request's own connection is open")
+        }
+    }
 }
