@@ -24,6 +24,11 @@ func fuzzOne(_ data: [UInt8]) {
         // blur and a sharpen with a sigma the input picks, contain's canvas.
         let focus = Attention.focus(of: small)
         precondition((0...1000).contains(focus.x) && (0...1000).contains(focus.y), "focus outside the image")
+        // /info's placeholder facts: the ThumbHash decodes back to a picture of the copy's shape, alpha and all.
+        let hash = ThumbHash.encode(small)
+        precondition(ThumbHash.decode(hash) != nil && (hash[2] & 0x80 != 0) == !small.isOpaque, "ThumbHash does not decode")
+        precondition(AverageColor.hex(AverageColor.of(small)).utf8.count == 7)
+        precondition(FrameCount.of(data, format: header.format) >= 1)
         var floats = small.pixels.withUnsafeBufferPointer { p in
             (0..<(small.width * small.height)).map { i in
                 let a = Float(p[i * 4 + 3]) / 255
