@@ -16,23 +16,7 @@ struct InfoBatch {
 
     /// `signingKey`: when set, every item needs the `sig` of its GET form (`signedTarget`).
     init(body: [UInt8], maxItems: Int, signingKey: String?) throws(ServiceError) {
-        let document: JSONValue
-        do {
-            document = try JSONParser.parse(body)
-        } catch {
-            throw .badRequest("info body: \(error)")
-        }
-        guard case .object(let members) = document else { throw .badRequest("info body must be a JSON object") }
-        var list: [JSONValue]?
-        for (key, value) in members {
-            guard key == "items" else { throw .badRequest("info body: unknown field '\(key)'") }
-            guard case .array(let array) = value else { throw .badRequest("info body: 'items' must be an array") }
-            list = array
-        }
-        guard let list else { throw .badRequest("info body: missing 'items'") }
-        guard list.count <= maxItems else {
-            throw .badRequest("info body: \(list.count) items, at most \(maxItems) (info.maxBatchItems)")
-        }
+        let list = try BatchBody.items(body, maxItems: maxItems, what: "info", limitName: "info.maxBatchItems")
         var items: [Item] = []
         items.reserveCapacity(list.count)
         for (index, value) in list.enumerated() {

@@ -9,23 +9,7 @@ struct PrefetchBatch {
     let items: [ThumbnailRequest]
 
     init(body: [UInt8], config: ServiceConfiguration) throws(ServiceError) {
-        let document: JSONValue
-        do {
-            document = try JSONParser.parse(body)
-        } catch {
-            throw .badRequest("prefetch body: \(error)")
-        }
-        guard case .object(let members) = document else { throw .badRequest("prefetch body must be a JSON object") }
-        var list: [JSONValue]?
-        for (key, value) in members {
-            guard key == "items" else { throw .badRequest("prefetch body: unknown field '\(key)'") }
-            guard case .array(let array) = value else { throw .badRequest("prefetch body: 'items' must be an array") }
-            list = array
-        }
-        guard let list else { throw .badRequest("prefetch body: missing 'items'") }
-        guard list.count <= Self.maxItems else {
-            throw .badRequest("prefetch body: \(list.count) items, at most \(Self.maxItems)")
-        }
+        let list = try BatchBody.items(body, maxItems: Self.maxItems, what: "prefetch")
         var items: [ThumbnailRequest] = []
         items.reserveCapacity(list.count)
         for (index, item) in list.enumerated() {

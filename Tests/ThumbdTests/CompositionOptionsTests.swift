@@ -113,30 +113,17 @@ import ThumbImaging
 
     // MARK: the real binary
 
-    private func run(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ThumbnailCommandTests.binary)
-        process.arguments = args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, stdout, stderr)
-    }
 
     @Test func theBinaryRefusesBadValuesWithStatus2AndHelpsWithThem() throws {
         let input = ThumbnailCommandTests.fixtures + "/rocket.jpg"
         let out = NSTemporaryDirectory() + "thumbd-composition-\(UUID().uuidString).jpg"
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let blur = try run(["thumbnail", input, out, "--w", "10", "--blur", "2.55"])
+        let blur = try ThumbdBinary.run(["thumbnail", input, out, "--w", "10", "--blur", "2.55"])
         #expect(blur.status == 2 && blur.stderr.contains("--blur must be"), "\(blur)")
-        let fp = try run(["thumbnail", input, out, "--w", "10", "--h", "10", "--fit", "cover", "--fp", "0.5"])
+        let fp = try ThumbdBinary.run(["thumbnail", input, out, "--w", "10", "--h", "10", "--fit", "cover", "--fp", "0.5"])
         #expect(fp.status == 2 && fp.stderr.contains("--fp must be"), "\(fp)")
         #expect(!FileManager.default.fileExists(atPath: out))
-        let help = try run(["--help"])
+        let help = try ThumbdBinary.run(["--help"])
         #expect(help.status == 0 && help.stdout.contains("--gravity G") && help.stdout.contains("--sharpen 0.3-10"))
     }
 
@@ -148,7 +135,7 @@ import ThumbImaging
         defer { for f in [file, printed] { try? FileManager.default.removeItem(atPath: f) } }
         let text = #"{"output": {"presets": {"hero": {"w": 64, "h": 64, "fit": "contain", "gravity": "south", "bg": "FFFFFF80", "blur": 1.5, "sharpen": 2}}}}"#
         FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
-        let check = try run(["check-config", "--config", file])
+        let check = try ThumbdBinary.run(["check-config", "--config", file])
         #expect(check.status == 0)
         let expected = #""hero": {"# + "\n" + """
                     "w": 64,
@@ -161,12 +148,12 @@ import ThumbImaging
             """
         #expect(check.stdout.contains(expected), "\(check.stdout)")
         FileManager.default.createFile(atPath: printed, contents: Data(check.stdout.utf8))
-        let again = try run(["check-config", "--config", printed])
+        let again = try ThumbdBinary.run(["check-config", "--config", printed])
         #expect(again.status == 0 && again.stdout == check.stdout)
 
         let bad = #"{"output": {"presets": {"hero": {"w": 64, "blur": 0.25}}}}"#
         FileManager.default.createFile(atPath: file, contents: Data(bad.utf8))
-        let refused = try run(["check-config", "--config", file])
+        let refused = try ThumbdBinary.run(["check-config", "--config", file])
         #expect(refused.status == 2 && refused.stderr.contains("output.presets.hero.blur"), "\(refused)")
     }
 }

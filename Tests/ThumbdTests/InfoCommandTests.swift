@@ -5,19 +5,6 @@ import Testing
 /// `thumbd info FILE` (CommandLine.md): the `/info` object of a local file, as the
 /// real binary prints it.
 @Suite struct InfoCommandTests {
-    private func run(_ args: [String]) throws -> (status: Int32, stderr: String, stdout: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ThumbnailCommandTests.binary)
-        process.arguments = args
-        let err = Pipe(), out = Pipe()
-        process.standardError = err
-        process.standardOutput = out
-        try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, stderr, stdout)
-    }
 
     private func object(_ text: String) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
@@ -25,7 +12,7 @@ import Testing
 
     @Test func printsTheFactsOfAFile() throws {
         let input = ThumbnailCommandTests.fixtures + "/rocket.jpg"
-        let r = try run(["info", input])
+        let r = try ThumbdBinary.run(["info", input])
         #expect(r.status == 0 && r.stderr.isEmpty && r.stdout.hasSuffix("}\n") && r.stdout.filter { $0 == "\n" }.count == 1)
         let info = object(r.stdout)
         let size = try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int
@@ -35,28 +22,28 @@ import Testing
         #expect((info["thumbhash"] as? String).flatMap { Data(base64Encoded: $0) }.map { (17...25).contains($0.count) } == true)
         #expect((info["averageColor"] as? String)?.range(of: "^#[0-9a-f]{6}$", options: .regularExpression) != nil)
         // The same bytes on every run: the facts are deterministic.
-        #expect(try run(["info", input]).stdout == r.stdout)
+        #expect(try ThumbdBinary.run(["info", input]).stdout == r.stdout)
     }
 
     @Test func orientationAnimationAndAlphaComeFromTheFile() throws {
-        let six = object(try run(["info", ThumbnailCommandTests.fixtures + "/orient/orient-6.jpg"]).stdout)
+        let six = object(try ThumbdBinary.run(["info", ThumbnailCommandTests.fixtures + "/orient/orient-6.jpg"]).stdout)
         #expect(six["orientation"] as? Int == 6)
-        let gif = object(try run(["info", ThumbnailCommandTests.fixtures + "/animated/anim3.gif"]).stdout)
+        let gif = object(try ThumbdBinary.run(["info", ThumbnailCommandTests.fixtures + "/animated/anim3.gif"]).stdout)
         #expect(gif["format"] as? String == "gif" && gif["frames"] as? Int == 3 && gif["animated"] as? Bool == true)
-        let webp = object(try run(["info", ThumbnailCommandTests.fixtures + "/formats/photo-alpha.webp"]).stdout)
+        let webp = object(try ThumbdBinary.run(["info", ThumbnailCommandTests.fixtures + "/formats/photo-alpha.webp"]).stdout)
         #expect(webp["hasAlpha"] as? Bool == true && webp["frames"] as? Int == 1 && webp["animated"] as? Bool == false)
     }
 
     @Test func badInputsExitOneAndBadUsageTwo() throws {
-        let missing = try run(["info", "/nonexistent/x.jpg"])
+        let missing = try ThumbdBinary.run(["info", "/nonexistent/x.jpg"])
         #expect(missing.status == 1 && missing.stderr.contains("cannot read") && missing.stdout.isEmpty)
         let path = NSTemporaryDirectory() + "thumbd-info-\(UUID().uuidString).txt"
         defer { try? FileManager.default.removeItem(atPath: path) }
         FileManager.default.createFile(atPath: path, contents: Data("not an image".utf8))
-        let text = try run(["info", path])
+        let text = try ThumbdBinary.run(["info", path])
         #expect(text.status == 1 && text.stderr.contains("unsupported_format"))
         for args in [["info"], ["info", "a", "b"], ["info", "--w", "3"]] {
-            #expect(try run(args).status == 2, "\(args)")
+            #expect(try ThumbdBinary.run(args).status == 2, "\(args)")
         }
     }
 }

@@ -9,19 +9,6 @@ import Testing
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../ThumbCodecTests/Fixtures").standardized.path
 
-    private func run(_ args: [String]) throws -> (status: Int32, stderr: String, stdout: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = args
-        let err = Pipe(), out = Pipe()
-        process.standardError = err
-        process.standardOutput = out
-        try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, stderr, stdout)
-    }
 
     private func temp(_ name: String) -> String {
         NSTemporaryDirectory() + "thumbd-cli-\(UUID().uuidString)-\(name)"
@@ -31,23 +18,23 @@ import Testing
         let jpg = temp("out.jpg"), png = temp("out.png"), rgba = temp("out.rgba")
         defer { for f in [jpg, png, rgba] { try? FileManager.default.removeItem(atPath: f) } }
         let input = Self.fixtures + "/rocket.jpg"
-        #expect(try run(["thumbnail", input, jpg, "--w", "100"]).status == 0)
+        #expect(try ThumbdBinary.run(["thumbnail", input, jpg, "--w", "100"]).status == 0)
         let jpeg = try #require(FileManager.default.contents(atPath: jpg))
         #expect(jpeg.prefix(3) == Data([0xFF, 0xD8, 0xFF]))
-        #expect(try run(["thumbnail", input, png, "--w", "64", "--h", "64", "--fit", "cover"]).status == 0)
+        #expect(try ThumbdBinary.run(["thumbnail", input, png, "--w", "64", "--h", "64", "--fit", "cover"]).status == 0)
         let pngData = try #require(FileManager.default.contents(atPath: png))
         #expect(pngData.prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]))
         #expect(Array(pngData[16..<24]) == [0, 0, 0, 64, 0, 0, 0, 64], "64×64 IHDR")
         // 640×427 inside 100 wide: 100×67, raw RGBA.
-        #expect(try run(["thumbnail", input, rgba, "--w", "100", "--q", "50"]).status == 0)
+        #expect(try ThumbdBinary.run(["thumbnail", input, rgba, "--w", "100", "--q", "50"]).status == 0)
         #expect(FileManager.default.contents(atPath: rgba)?.count == 100 * 67 * 4)
         // WebP and AVIF by extension and by --format.
         let webp = temp("out.webp"), avif = temp("out.bin")
         defer { for f in [webp, avif] { try? FileManager.default.removeItem(atPath: f) } }
-        #expect(try run(["thumbnail", input, webp, "--w", "80"]).status == 0)
+        #expect(try ThumbdBinary.run(["thumbnail", input, webp, "--w", "80"]).status == 0)
         let webpData = try #require(FileManager.default.contents(atPath: webp))
         #expect(webpData.prefix(4) == Data("RIFF".utf8) && webpData[8..<12] == Data("WEBP".utf8))
-        #expect(try run(["thumbnail", input, avif, "--w", "80", "--format", "avif"]).status == 0)
+        #expect(try ThumbdBinary.run(["thumbnail", input, avif, "--w", "80", "--format", "avif"]).status == 0)
         let avifData = try #require(FileManager.default.contents(atPath: avif))
         #expect(avifData.count > 12 && avifData[4..<12] == Data("ftypavif".utf8))
     }
@@ -55,25 +42,25 @@ import Testing
     @Test func unreadableOrUndecodableInputExits1() throws {
         let out = temp("x.jpg")
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let missing = try run(["thumbnail", "/nonexistent/a.jpg", out, "--w", "10"])
+        let missing = try ThumbdBinary.run(["thumbnail", "/nonexistent/a.jpg", out, "--w", "10"])
         #expect(missing.status == 1 && missing.stderr.contains("cannot read"))
-        let corrupt = try run(["thumbnail", Self.fixtures + "/pngsuite/xcsn0g01.png", out, "--w", "10"])
+        let corrupt = try ThumbdBinary.run(["thumbnail", Self.fixtures + "/pngsuite/xcsn0g01.png", out, "--w", "10"])
         #expect(corrupt.status == 1 && corrupt.stderr.contains("corrupt_image"))
-        let twelveBit = try run(["thumbnail", Self.fixtures + "/testorig12.jpg", out, "--w", "10"])
+        let twelveBit = try ThumbdBinary.run(["thumbnail", Self.fixtures + "/testorig12.jpg", out, "--w", "10"])
         #expect(twelveBit.status == 1 && twelveBit.stderr.contains("unsupported_format"))
         #expect(!FileManager.default.fileExists(atPath: out), "no output file on failure")
     }
 
     @Test func usageErrorsExit2AndHelpAndVersionExit0() throws {
-        let bad = try run(["thumbnail", "in.jpg"])
+        let bad = try ThumbdBinary.run(["thumbnail", "in.jpg"])
         #expect(bad.status == 2 && bad.stderr.contains("INPUT and OUTPUT"))
-        #expect(try run(["--bogus"]).status == 2)
-        let cover = try run(["thumbnail", Self.fixtures + "/rocket.jpg", NSTemporaryDirectory() + "never.jpg",
+        #expect(try ThumbdBinary.run(["--bogus"]).status == 2)
+        let cover = try ThumbdBinary.run(["thumbnail", Self.fixtures + "/rocket.jpg", NSTemporaryDirectory() + "never.jpg",
                              "--fit", "cover", "--w", "10"])
         #expect(cover.status == 2 && cover.stderr.contains("needs both --w and --h"), "\(cover)")
-        let version = try run(["--version"])
+        let version = try ThumbdBinary.run(["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("thumbd ") && version.stdout.contains("libjpeg"))
-        let help = try run(["--help"])
+        let help = try ThumbdBinary.run(["--help"])
         #expect(help.status == 0 && help.stdout.contains("thumbd thumbnail INPUT OUTPUT"))
         // The help lists every format the command writes (it once left out webp and avif).
         let listed = CommandLineParser.commandLineFormats.map(\.rawValue).joined(separator: "|")
