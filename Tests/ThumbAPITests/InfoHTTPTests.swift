@@ -42,6 +42,20 @@ import ThumbTestSupport
         let approx = min(ratio, 1 / ratio), exact = min(actual, 1 / actual)
         #expect(abs(approx - exact) <= 0.5 / step + 1e-9 || (approx == 1 / step && exact < 1.5 / step),
                 "aspect \(ratio) vs \(actual)", sourceLocation: sourceLocation)
+        // The hash's DC terms are the alpha-weighted sRGB mean (6 bits a channel): against a
+        // whole decode of the source, within quantisation and the ≤ 100 px copy's averaging.
+        let average = try #require(ThumbHash.averageRGBA(hash), sourceLocation: sourceLocation)
+        let whole = try ImageDecoder.decodeBitmap(source, maxPixels: 50_000_000).bitmap
+        var sums = [0.0, 0.0, 0.0], weight = 0.0
+        for i in stride(from: 0, to: whole.pixels.count, by: 4) {
+            let a = Double(whole.pixels[i + 3]) / 255
+            for c in 0..<3 { sums[c] += a * Double(whole.pixels[i + c]) / 255 }
+            weight += a
+        }
+        for (got, want) in zip([average.r, average.g, average.b], sums.map { weight > 0 ? $0 / weight : 0 }) {
+            #expect(abs(got - want) < 0.04, "ThumbHash average \(average) vs the image's \(sums.map { $0 / weight })",
+                    sourceLocation: sourceLocation)
+        }
         let decoded = try #require(ThumbHash.decode(hash), sourceLocation: sourceLocation)
         #expect(max(decoded.width, decoded.height) == 32, sourceLocation: sourceLocation)
         let color = try #require(info["averageColor"] as? String, sourceLocation: sourceLocation)
