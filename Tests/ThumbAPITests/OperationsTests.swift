@@ -178,6 +178,8 @@ import ThumbHTTP
             let target = "/thumbnail?url=\(encoded(url))&w=30"
             #expect(daemon.get(target).headers["x-cache"] == "origin")
             #expect(daemon.get(target).headers["x-cache"] == "memory")
+            // The facts, computed behind the first render (its decode was not at the canonical scale).
+            #expect(eventually { daemon.service.statistics.counters.factsComputed == 1 })
             let purge = daemon.get("/cache?url=\(encoded(url))", method: "DELETE")
             // The original on disk, the prepared bitmap, the encoded rendition and the original's facts.
             #expect(purge.status == 200 && String(decoding: purge.body, as: UTF8.self) == #"{"removed":4}"#)

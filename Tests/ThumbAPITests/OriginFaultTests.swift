@@ -249,6 +249,8 @@ import ThumbHTTP
 
         let s = stats(daemon)
         #expect(s["origin"]?["fetches"] == 4 && s["origin"]?["failures"] == 3, "\(s)")
+        // Its facts come behind the render (w=100 does not decode at the canonical scale).
+        #expect(eventually { regularFiles(dir).count == 2 })
         let stored = regularFiles(dir)
         #expect(stored.filter { !$0.hasSuffix(".facts") }.count == 1 && stored.count == 2,
                 "only the healthy original is stored, with its facts: \(stored)")

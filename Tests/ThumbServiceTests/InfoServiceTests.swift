@@ -112,4 +112,32 @@ private final class ChangingOrigin: OriginFetching {
         // Not remembered: the next look-up computes.
         #expect(object(info(s))["format"] as? String == "jpeg")
     }
+
+    /// A first render whose decode is not at the canonical scale answers before its
+    /// facts exist: they come from a job behind it, which an `/info` then joins.
+    @Test func aFirstRenderAtAnotherScaleLeavesItsFactsToAJobBehindIt() throws {
+        let dir = NSTemporaryDirectory() + "thumbd-info-service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        let s = ThumbnailService(configuration: ServiceConfiguration(), fetcher: origin,
+                                 disk: try DiskStore(directory: dir, maxBytes: 50 << 20))
+        defer { s.renders.shutdown() }
+        let probes = Atomic<Int>(0)
+        // The second probe is the facts job's: slow, so the render's answer is visibly first.
+        s.probeHook.withLock { $0 = { if probes.add(1, ordering: .relaxed).newValue == 2 { Thread.sleep(forTimeInterval: 1) } } }
+        let rendered = DispatchSemaphore(value: 0)
+        let factsAtAnswer = Mutex(-1)
+        // 640×427 to 64 wide decodes at 1/8; the canonical copy wants 1/2.
+        s.thumbnail(try ThumbnailRequest(query: [("url", url), ("w", "64")], config: ServiceConfiguration())) { result in
+            if case .success = result { factsAtAnswer.withLock { $0 = s.statistics.counters.factsComputed } }
+            rendered.signal()
+        }
+        #expect(rendered.wait(timeout: .now() + 30) == .success)
+        #expect(factsAtAnswer.withLock { $0 } == 0, "answered before the facts were computed")
+        #expect(object(info(s))["format"] as? String == "jpeg", "/info joins the job's facts")
+        #expect(s.statistics.counters.factsComputed == 1 && probes.load(ordering: .relaxed) == 2)
+        #expect(origin.fetches.withLock { $0 } == 1)
+        // The job's entry goes just after its flight hands the facts out.
+        #expect(eventually { s.flightsInProgress.facts == 0 && s.backgroundFacts.withLock { $0.isEmpty } })
+    }
 }

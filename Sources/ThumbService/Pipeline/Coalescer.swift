@@ -32,6 +32,9 @@ public final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendabl
         for waiter in waiters { waiter(result) }
     }
 
+    /// Whether work for `key` is in flight.
+    public func isInFlight(_ key: Key) -> Bool { waiting.withLock { $0[key] != nil } }
+
     /// Keys in flight (for `/stats` and leak checks in tests).
     public var inFlight: Int { waiting.withLock { $0.count } }
 }

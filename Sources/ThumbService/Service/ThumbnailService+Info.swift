@@ -57,25 +57,50 @@ extension ThumbnailService {
     /// Computes the facts on a render worker, admitted like a render: first
     /// at the probe's cost, then — when the canonical decode needs more —
     /// again at its estimate, ahead of new work. The deadline is
-    /// `limits.maxRenderSeconds` from when the first job starts. A render
-    /// computing them already (`factsFlights`) is joined instead.
+    /// `limits.maxRenderSeconds` from when the first job starts. A
+    /// computation already under way (`factsFlights`) is joined instead, and
+    /// promoted to the live queue when it was a first render's background job.
     private func computeFacts(url: String, _ original: Original,
                               _ finish: @escaping @Sendable (Result<InfoResult, ServiceError>) -> Void) {
         let outcome = original.outcome
         let first = factsFlights.join(url) { [self] result in
             finish(result.map { InfoResult(answer: keep($0, url: url, original), cache: outcome) })
         }
-        guard first else { return }
+        guard first else {
+            if let id = backgroundFacts.withLock({ $0[url] }) { renders.promote(id) }
+            return
+        }
+        startFacts(url: url, original, priority: .live)
+    }
+
+    /// The facts a first render left for later (its decode was not at the
+    /// canonical scale, and a second decode would have delayed its answer):
+    /// computed at prefetch priority, behind live work, unless an `/info`
+    /// asks for them first. Their failure is not remembered: it would refuse
+    /// renders of an image they serve well.
+    func computeFactsInBackground(url: String, _ original: Original) {
+        guard factsFlights.join(url, { _ in }) else { return }
+        startFacts(url: url, original, priority: .prefetch)
+    }
+
+    /// The jobs of a computation whose flight the caller has opened; every path closes it.
+    private func startFacts(url: String, _ original: Original, priority: RenderQueue.Priority) {
+        let background = priority == .prefetch
         let done: @Sendable (Result<OriginalFacts, ServiceError>) -> Void = { [self] result in
             switch result {
             case .success(let facts): remember(facts, url: url)
-            case .failure(let error): negative.remember(url, error)
+            case .failure(let error): if !background { negative.remember(url, error) }
             }
+            // The flight first: a job id recorded after this sees it closed (see below).
             factsFlights.complete(url, with: result)
+            if background { backgroundFacts.withLock { $0[url] = nil } }
         }
         // Neither refusal of the queue is remembered: overload is momentary, and a cost over
         // the budget depends on the configuration (as for renders).
-        let refused: @Sendable (ServiceError) -> Void = { [factsFlights] in factsFlights.complete(url, with: .failure($0)) }
+        let refused: @Sendable (ServiceError) -> Void = { [self] error in
+            factsFlights.complete(url, with: .failure(error))
+            if background { backgroundFacts.withLock { $0[url] = nil } }
+        }
         let current = config
         let limits = current.pipelineLimits
         let seconds = current.limits.maxRenderSeconds
@@ -86,7 +111,7 @@ extension ThumbnailService {
         }
         let sha = original.metadata.sha256
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
-        submitInfoJob(cost: admitted, ahead: false, refused) { [self] in
+        let id = submitInfoJob(cost: admitted, priority: priority, ahead: false, refused) { [self] in
             let started = ContinuousClock.now
             do throws(ServiceError) {
                 let deadline = RenderDeadline(seconds: seconds)
@@ -100,7 +125,7 @@ extension ThumbnailService {
                                                                      deadline: deadline)))
                 }
                 let spent = (ContinuousClock.now - started) / .seconds(1)
-                submitInfoJob(cost: estimate, ahead: true, refused) {
+                submitInfoJob(cost: estimate, priority: priority, ahead: true, refused) {
                     done(Result { () throws(ServiceError) in
                         try ThumbnailPipeline.facts(source: try original.file.read(), header: header, sha256: sha,
                                                     deadline: RenderDeadline(seconds: seconds - spent))
@@ -110,17 +135,27 @@ extension ThumbnailService {
                 done(.failure(error))
             }
         }
+        // Recorded once submitted, under the table's lock and only while the flight is open:
+        // a job that already finished closed its flight before clearing the table.
+        if background, let id {
+            backgroundFacts.withLock { table in
+                if factsFlights.isInFlight(url) { table[url] = id }
+            }
+        }
     }
 
-    /// One job on the render queue at the live priority; a full queue (or a
-    /// cost over the whole budget) fails the look-up at once.
-    private func submitInfoJob(cost: Int, ahead: Bool, _ refused: @escaping @Sendable (ServiceError) -> Void,
-                               _ work: @escaping @Sendable () -> Void) {
+    /// One job on the render queue; a full queue (or a cost over the whole
+    /// budget) fails the computation at once. The job's id, for promotion.
+    @discardableResult
+    private func submitInfoJob(cost: Int, priority: RenderQueue.Priority, ahead: Bool,
+                               _ refused: @escaping @Sendable (ServiceError) -> Void,
+                               _ work: @escaping @Sendable () -> Void) -> Int? {
         do throws(ServiceError) {
-            _ = try renders.submit(cost: cost, priority: .live, ahead: ahead, work)
+            return try renders.submit(cost: cost, priority: priority, ahead: ahead, work)
         } catch {
-            if case .overloaded = error { counters.withLock { $0.renderRejected += 1 } }
+            if case .overloaded = error, priority == .live { counters.withLock { $0.renderRejected += 1 } }
             refused(error)
+            return nil
         }
     }
 }

@@ -40,6 +40,9 @@ public final class ThumbnailService: Sendable {
     /// render starts first computes them, and an `/info` arriving meanwhile
     /// waits for that computation instead of making its own.
     let factsFlights = Coalescer<String, OriginalFacts>()
+    /// The waiting prefetch-priority job of a first render's deferred facts,
+    /// by source URL, so an `/info` that joins them can promote it.
+    let backgroundFacts = Mutex<[String: Int]>([:])
     /// Disk store look-ups and renames of downloaded originals; downloads
     /// themselves hold no thread here, and nothing is decoded or probed here.
     private let fetchQueue: DispatchQueue
