@@ -3,23 +3,39 @@ import ThumbService
 
 /// `/info` (API.md § /info): one source by `GET`/`HEAD`, a batch by `POST`.
 extension ServiceHandler {
+    /// A spelling seen before under this configuration skips the signature,
+    /// the parsing and the normalization, and a memory hit of it sends fields
+    /// built once, as `/thumbnail` does (`RequestShortcuts`).
     func info(_ request: HTTPRequest, _ responder: Responder) {
         service.countInfoRequest()
-        let config = service.config
-        // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
-        if let key = signingKey, !URLSignature.verify(target: request.target, key: key) {
-            return responder.respond(ServiceError.badSignature.thumbnailResponse(config.output, varies: false))
-        }
-        let parsed: InfoRequest
-        do {
-            parsed = try InfoRequest(query: request.query)
-        } catch {
-            return responder.respond(error.thumbnailResponse(config.output, varies: false))
-        }
+        let generation = service.configurationGeneration
+        let key = InfoShortcuts.Key(target: request.target, accept: nil)
         let ifNoneMatch = request.header("If-None-Match")
-        if let answer = service.cachedInfo(parsed) {
-            let fields = AnswerFields(answer, cacheControl: Self.cacheControl(config.output))
-            return responder.respond(fields.response(body: answer.body, cache: .memory, ifNoneMatch: ifNoneMatch))
+        let parsed: InfoRequest
+        if let entry = infoShortcuts.entry(key, generation: generation) {
+            if let answer = service.cachedInfo(entry.request) {
+                let fields: AnswerFields
+                if let known = entry.fields, known.etag == answer.etag {
+                    fields = known
+                } else {
+                    fields = AnswerFields(answer, cacheControl: Self.cacheControl(service.config.output))
+                    infoShortcuts.remember(key, .init(request: entry.request, fields: fields), generation: generation)
+                }
+                return responder.respond(fields.response(body: answer.body, cache: .memory, ifNoneMatch: ifNoneMatch))
+            }
+            parsed = entry.request
+        } else {
+            let config = service.config
+            // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
+            if let key = signingKey, !URLSignature.verify(target: request.target, key: key) {
+                return responder.respond(ServiceError.badSignature.thumbnailResponse(config.output, varies: false))
+            }
+            do {
+                parsed = try InfoRequest(query: request.query)
+            } catch {
+                return responder.respond(error.thumbnailResponse(config.output, varies: false))
+            }
+            infoShortcuts.remember(key, .init(request: parsed, fields: nil), generation: generation)
         }
         service.info(parsed) { [self, service] result in
             let output = service.config.output

@@ -12,6 +12,8 @@ public final class ServiceHandler: Sendable {
     private let prefetcher: Prefetcher
     private let durations = RequestDurationHistogram()
     private let shortcuts = HitShortcuts()
+    /// `GET /info` hits by spelling; a quarter of the thumbnails' budget (one entry per source, not per variant).
+    let infoShortcuts = InfoShortcuts(limitBytes: 2 << 20)
     /// Monotonic: uptime does not jump when the calendar is stepped.
     private let started = ContinuousClock.now
     /// Signing key and admin token: the daemon's keys, not the service's,

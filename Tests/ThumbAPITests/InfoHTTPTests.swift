@@ -208,6 +208,42 @@ import ThumbTestSupport
     }
 }
 
+extension InfoHTTPTests {
+    /// `GET /info`'s shortcut (a spelling seen before skips the signature and the parsing):
+    /// a reload, a narrowed allowlist, a purge and `If-None-Match` still hold on it.
+    @Test func theShortcutKeepsEveryRule() throws {
+        try EndToEndTests.withDaemon({ $0.security.signingKey = "old" }) { daemon, origin in
+            let part = "/info?url=\(Self.encoded(origin.url("/cat.jpg")))"
+            let target = part + "&sig=" + URLSignature.sign(part, key: "old")
+            let first = daemon.get(target)
+            #expect(first.headers["x-cache"] == "origin")
+            let hit = daemon.get(target)
+            #expect(hit.headers["x-cache"] == "memory" && hit.body == first.body)
+            #expect(daemon.get(target, headers: ["If-None-Match": first.headers["etag"] ?? "-"]).status == 304)
+            #expect(daemon.daemon.handler.infoShortcuts.count == 1)
+
+            var c = daemon.daemon.configuration
+            c.security.signingKey = "new"
+            _ = daemon.daemon.reload(c)
+            #expect(daemon.get(target).status == 403, "the old signature, refused after the reload")
+            let resigned = part + "&sig=" + URLSignature.sign(part, key: "new")
+            #expect(daemon.get(resigned).headers["x-cache"] == "memory")
+            #expect(daemon.get(resigned).headers["x-cache"] == "memory", "through the new shortcut")
+
+            c.service.origin.allowedHosts = ["example.com"]
+            _ = daemon.daemon.reload(c)
+            #expect(daemon.get(resigned).status == 403, "a host no longer allowed")
+            c.service.origin.allowedHosts = []
+            _ = daemon.daemon.reload(c)
+            #expect(daemon.get(resigned).headers["x-cache"] == "memory")
+            _ = daemon.get("/cache?url=\(Self.encoded(origin.url("/cat.jpg")))", method: "DELETE")
+            let again = daemon.get(resigned)
+            #expect(again.status == 200 && again.headers["x-cache"] == "origin", "purged: fetched and computed again")
+            #expect(again.headers["etag"] == first.headers["etag"], "the same bytes, the same tag")
+        }
+    }
+}
+
 /// A list filled from several threads.
 final class LockedList<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()

@@ -5,8 +5,8 @@ import ThumbFetch
 public struct InfoRequest: Hashable, Sendable {
     /// The normalized source URL: every spelling of one source is one source.
     public let sourceURL: String
-
-    public var sourceHost: String { String(URLNormalization.host(ofNormalized: sourceURL) ?? "") }
+    /// Its host, found once: every hit checks it against `origin.allowedHosts`.
+    public let sourceHost: String
 
     /// The parameters `GET /info` knows; any other is a `400`.
     static let knownParameters: Set<String> = ["url", "sig"]
@@ -20,12 +20,17 @@ public struct InfoRequest: Hashable, Sendable {
             guard seen.insert(name).inserted else { throw .badRequest("parameter '\(name)' given twice") }
             if name == "url" { url = value }
         }
-        sourceURL = try Self.normalizedSource(url)
+        self.init(normalized: try Self.normalizedSource(url))
     }
 
     /// From a batch item's `url` (`POST /info`).
     public init(url: String) throws(ServiceError) {
-        sourceURL = try Self.normalizedSource(url)
+        self.init(normalized: try Self.normalizedSource(url))
+    }
+
+    private init(normalized: String) {
+        sourceURL = normalized
+        sourceHost = String(URLNormalization.host(ofNormalized: normalized) ?? "")
     }
 
     static let maxURLBytes = 2048
