@@ -86,7 +86,7 @@ public struct OriginalFacts: Equatable, Sendable {
               case .bool(let hasAlpha)? = fields["hasAlpha"],
               case .integer(let frames)? = fields["frames"], frames >= 1,
               case .string(let hash)? = fields["thumbhash"], let thumbhash = Data(base64Encoded: hash).map(Array.init),
-              ThumbHash.decode(thumbhash) != nil,
+              ThumbHash.approximateAspectRatio(thumbhash) != nil,   // whole and well formed, without a decode
               case .string(let averageColor)? = fields["averageColor"], Self.isHexColor(averageColor),
               case .array(let point)? = fields["focus"], point.count == 2,
               case .integer(let x) = point[0], case .integer(let y) = point[1],
