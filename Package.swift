@@ -17,8 +17,11 @@ import PackageDescription
 //   thumbd (CLI, signals, systemd, logging) → ThumbAPI
 let package = Package(
     name: "thumbd",
+    // The Apple minimums ThumbClient's async URLSession calls need (the server is Linux-only).
+    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
+        .library(name: "ThumbClient", targets: ["ThumbClient"]),
     ],
     targets: [
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg",
@@ -55,6 +58,11 @@ let package = Package(
                                                      "ThumbClock", "CThumbSys"]),
         .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
                                                  "ThumbClock"]),
+
+        // The client library: none of the server's modules; libcrypto for HMAC on Linux only
+        // (CryptoKit elsewhere).
+        .target(name: "ThumbClient", dependencies: ["ThumbHashFormat",
+                                                    .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
 
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
