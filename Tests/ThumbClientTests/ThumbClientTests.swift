@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import ThumbAPI
+import ThumbClient
+import ThumbService
+import ThumbTestSupport
+
+/// The client against a real thumbd on loopback (API.md § Using thumbd from a Swift app).
+@Suite(.serialized) struct ThumbClientTests {
+    @Test func signedURLsAreAcceptedAndAWrongKeyIsRefused() async throws {
+        try await ClientTestDaemon.with({ $0.security.signingKey = "k3y" }) { d in
+            let client = d.client()
+            let cat = d.origin.url("/cat.jpg") + "?a=(1)!*'"
+            let spec = ThumbnailSpec(source: cat, width: 50, height: 40, scale: 2, fit: .cover, format: .png,
+                                     gravity: .attention, blur: 1.5)
+            let thumbnail = try await client.thumbnail(spec)
+            #expect(thumbnail.width == 100 && thumbnail.height == 80 && thumbnail.contentType == "image/png")
+            let info = try await client.info(cat)
+            #expect(info.format == "jpeg" && info.width == 640 && info.placeholder != nil)
+            let batch = await client.info([cat, d.origin.url("/missing.jpg")])
+            #expect(try batch[cat]?.get() == info)
+            let missing = batch[d.origin.url("/missing.jpg")]
+            #expect(missing.flatMap { if case .failure(let e) = $0 { e.code } else { nil } } == "source_not_found")
+
+            var wrong = ThumbClient.Configuration(baseURL: d.baseURL, signingKey: "other")
+            wrong.maxBatchItems = 10
+            let stranger = ThumbClient(configuration: wrong)
+            await #expect(throws: ThumbClientError.self) { try await stranger.thumbnail(spec) }
+            do throws(ThumbClientError) {
+                _ = try await stranger.info(cat)
+                Issue.record("a wrong key was accepted")
+            } catch {
+                #expect(error.code == "bad_signature")
+            }
+        }
+    }
+
+    @Test func revalidationGives304AndTheKeptBytes() async throws {
+        try await ClientTestDaemon.with { d in
+            let client = d.client()
+            let spec = ThumbnailSpec(source: d.origin.url("/cat.jpg"), width: 64)
+            let first = try await client.thumbnail(spec)
+            #expect(!first.revalidated && first.etag != nil && first.bytes.count > 100)
+            let second = try await client.thumbnail(spec)
+            #expect(second.revalidated && second.bytes == first.bytes && second.etag == first.etag)
+            #expect(d.daemon.service.statistics.counters.memoryHits == 1, "the 304 came from memory")
+        }
+    }
+
+    /// 1 000 sources with a batch limit of 100: 10 requests, at most the configured number at
+    /// once; identical concurrent look-ups make one request.
+    @Test func aThousandSourcesAreTenBatchesWithinTheBound() async throws {
+        // Room in the queue for every item's facts job: 300 can be in flight at once.
+        try await ClientTestDaemon.with({ $0.service.maxQueue = 2000 }) { d in
+            let client = d.client { $0.maxBatchItems = 100; $0.maxConcurrentBatches = 3 }
+            // One origin file under 1 000 spellings the origin serves (the query is ignored by its route).
+            let sources = (0..<1000).map { d.origin.url("/cat.jpg?n=\($0)") }
+            async let a = client.info(sources)
+            async let b = client.info(Array(sources.prefix(200)))   // joins the first call's look-ups
+            let (all, some) = await (a, b)
+            #expect(all.count == 1000 && some.count == 200)
+            let failed = all.values.compactMap { if case .failure(let e) = $0 { e } else { nil } }
+            #expect(failed.isEmpty, "\(failed.count) failed, first \(String(describing: failed.first))")
+            #expect(await client.infoBatchesSent == 10)
+            let peak = await client.peakBatchesInFlight
+            #expect(peak >= 1 && peak <= 3, "peak \(peak)")
+            #expect(d.daemon.service.statistics.counters.infoBatchItems == 1000)
+        }
+    }
+
+    @Test func cancellingATaskCancelsItsRequest() async throws {
+        try await ClientTestDaemon.with { d in
+            let client = d.client()
+            let slow = ThumbnailSpec(source: d.origin.url("/slow.jpg"), width: 32)   // the origin answers after 2 s
+            let task = Task { try await client.thumbnail(slow) }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            let started = ContinuousClock.now
+            let result = await task.result
+            #expect(ContinuousClock.now - started < .seconds(1.5), "the request ended with the task")
+            guard case .failure(let error as ThumbClientError) = result else {
+                Issue.record("expected cancelled, got \(result)"); return
+            }
+            #expect(error == .cancelled)
+
+            let batch = Task { await client.info([d.origin.url("/slow.jpg?b=1")]) }
+            try await Task.sleep(for: .milliseconds(200))
+            batch.cancel()
+            let answers = await batch.value
+            #expect(answers.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
+        }
+    }
+}
