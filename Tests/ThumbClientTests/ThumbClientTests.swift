@@ -91,3 +91,39 @@ import ThumbTestSupport
         }
     }
 }
+
+/// The planner asks for the rows ahead and cancels the rows scrolled away.
+@Suite(.serialized) struct PrefetchPlannerTests {
+    @Test func rowsAheadAreAskedForAndRowsScrolledAwayCancelled() async throws {
+        try await ClientTestDaemon.with { d in
+            let client = d.client()
+            // Rows 0…5: even rows show the quick cat, odd rows a source the origin answers after 2 s.
+            let planner = PrefetchPlanner<Int>(client: client) { row in
+                ThumbnailSpec(source: d.origin.url(row % 2 == 0 ? "/cat.jpg?row=\(row)" : "/slow.jpg?row=\(row)"),
+                              width: 40, height: 40, scale: 2, fit: .cover)
+            }
+            await planner.rowsWillAppear([0, 1, 2, 3])
+            await planner.rowsWillAppear([2, 3])   // already asked for: nothing new
+            #expect(await planner.started == [0, 1, 2, 3])
+            await planner.rowsWillDisappear([1, 3, 5])   // 5 was never asked for
+            #expect(await planner.cancelled == [1, 3])
+
+            let quick = await planner.thumbnail(for: 0)
+            #expect((try? quick.get())?.width == 80, "40 pt at 2x")
+            let started = ContinuousClock.now
+            // Row 1 was cancelled: asking for it now starts a new request.
+            let late = await planner.thumbnail(for: 1)
+            #expect((try? late.get()) != nil && ContinuousClock.now - started > .seconds(1))
+            #expect(await planner.started == [0, 1, 2, 3, 1])
+            // The facts came in one batch for the four sources (row 1's second request joined it).
+            var known: ImageInfo?
+            for _ in 0..<100 where known == nil {
+                known = await planner.info(for: 3)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(known?.width == 640 && known?.placeholder != nil)
+            #expect(await client.infoBatchesSent == 1)
+            #expect(d.daemon.service.statistics.counters.infoBatchItems == 4)
+        }
+    }
+}
