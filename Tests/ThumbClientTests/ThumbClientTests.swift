@@ -35,6 +35,31 @@ import ThumbTestSupport
         }
     }
 
+    /// Every ladder's URLs are ones the deployment serves: `allowedSizes` as points with `dpr`,
+    /// presets, pixels for a fractional scale, and every composition parameter.
+    @Test func theLaddersURLsAreServed() async throws {
+        try await ClientTestDaemon.with({ c in
+            c.service.output.allowedSizes = [.init(width: 64, height: 64), .init(width: 128, height: 96)]
+            c.service.output.presets = ["card": .init(width: 128, height: 96, fit: .cover)]
+        }) { d in
+            let sizes = d.client { $0.ladder = .allowedSizes([.init(width: 64, height: 64), .init(width: 128, height: 96)]) }
+            let cat = d.origin.url("/cat.jpg")
+            for (w, h, scale, pixels) in [(100.0, 80.0, 2.0, (256, 192)), (50, 50, 3, (192, 192)), (50, 50, 1.5, (128, 96))] {
+                var spec = ThumbnailSpec(source: cat, width: w, height: h, scale: scale, fit: .cover, format: .jpeg,
+                                         quality: 60, gravity: .attention, background: "102030", sharpen: 0.5)
+                let t = try await sizes.thumbnail(spec)
+                #expect(t.width == pixels.0 && t.height == pixels.1, "\(w)×\(h) @\(scale)")
+                spec.gravity = nil
+                spec.focalPoint = (0.25, 0.75)
+                spec.blur = 2
+                #expect(try await sizes.thumbnail(spec).width == pixels.0)
+            }
+            let presets = d.client { $0.ladder = .presets(["card": .init(width: 128, height: 96)]) }
+            let card = try await presets.thumbnail(ThumbnailSpec(source: cat, width: 100, height: 75, scale: 2, fit: .cover))
+            #expect(card.width == 256 && card.height == 192)
+        }
+    }
+
     @Test func revalidationGives304AndTheKeptBytes() async throws {
         try await ClientTestDaemon.with { d in
             let client = d.client()
