@@ -64,6 +64,9 @@ let package = Package(
         .target(name: "ThumbClient", dependencies: ["ThumbHashFormat",
                                                     .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
 
+        // A list page's requests, the way an app makes them: `swift run ThumbClientExample BASE SOURCE...`.
+        .executableTarget(name: "ThumbClientExample", dependencies: ["ThumbClient"]),
+
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
                                          "ThumbJSON", "ThumbClock"]),

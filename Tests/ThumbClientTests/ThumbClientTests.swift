@@ -152,3 +152,27 @@ import ThumbTestSupport
         }
     }
 }
+
+/// The example runs a list page against a real thumbd, as a reader would.
+@Suite(.serialized) struct ThumbClientExampleTests {
+    @Test func theExampleFetchesAPage() async throws {
+        try await ClientTestDaemon.with { d in
+            let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+                .appendingPathComponent("ThumbClientExample").path
+            let sources = [d.origin.url("/cat.jpg"), d.origin.url("/formats/photo-alpha.webp"), d.origin.url("/missing.jpg")]
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = [d.baseURL.absoluteString] + sources
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            #expect(text.contains("info \(sources[0]): 640×427"), "\(text)")
+            #expect(text.contains("info \(sources[2]): server(status: 404, code: \"source_not_found\""))
+            #expect(text.contains("thumbnail 0: 480×360 image/"), "160×120 pt at 3× on the 480 rung")
+            #expect(text.contains("again: revalidated true"))
+        }
+    }
+}
