@@ -14,12 +14,49 @@ final class InfoBatch: @unchecked Sendable {
     init(sources: [String]) { self.sources = sources }
 }
 
+/// One caller's wait for a batch: ended by the batch's answers, or at once
+/// (with nil) by the caller's cancellation, whichever comes first.
+final class BatchWait: @unchecked Sendable {
+    typealias Answers = [String: Result<ImageInfo, ThumbClientError>]
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Answers?, Never>?
+    private var ended = false
+    private var outcome: Answers?
+
+    func value() async -> Answers? {
+        await withCheckedContinuation { c in
+            lock.lock()
+            if ended {
+                let outcome = outcome
+                lock.unlock()
+                c.resume(returning: outcome)
+            } else {
+                continuation = c
+                lock.unlock()
+            }
+        }
+    }
+
+    /// The first end counts.
+    func end(_ answers: Answers?) {
+        lock.lock()
+        guard !ended else { return lock.unlock() }
+        ended = true
+        outcome = answers
+        let c = continuation
+        continuation = nil
+        lock.unlock()
+        c?.resume(returning: answers)
+    }
+}
+
 extension ThumbClient {
     /// The facts of many sources (API.md § /info): split into `POST /info`
     /// batches of at most `maxBatchItems`, at most `maxConcurrentBatches` in
     /// flight; a source already being looked up (by this call or another) is
     /// joined, not asked again. Each source gets its facts or its own error.
-    /// Cancelling the calling task cancels the batches no other caller waits for.
+    /// Cancelling the calling task ends its wait at once, and cancels the
+    /// batches no other caller waits for.
     public func info(_ sources: [String]) async -> [String: Result<ImageInfo, ThumbClientError>] {
         var seen = Set<String>()
         let unique = sources.filter { seen.insert($0).inserted }
@@ -36,15 +73,22 @@ extension ThumbClient {
         }
         let batches = Array(waited.values)
         for batch in batches { batch.waiters += 1 }
+        // One wait per batch, which this caller's cancellation ends at once, whoever else waits.
+        let waits = batches.map { batch in
+            let wait = BatchWait()
+            Task { wait.end(await batch.task?.value) }
+            return (batch, wait)
+        }
         return await withTaskCancellationHandler {
             var results: [String: Result<ImageInfo, ThumbClientError>] = [:]
-            for batch in batches {
-                guard let answers = await batch.task?.value else { continue }
+            for (batch, wait) in waits {
+                guard let answers = await wait.value() else { continue }
                 for source in batch.sources where seen.contains(source) { results[source] = answers[source] }
             }
             for source in unique where results[source] == nil { results[source] = .failure(.cancelled) }
             return results
         } onCancel: {
+            for (_, wait) in waits { wait.end(nil) }
             Task { await self.abandon(batches) }
         }
     }

@@ -113,6 +113,21 @@ import ThumbTestSupport
             batch.cancel()
             let answers = await batch.value
             #expect(answers.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
+
+            // A batch another caller still waits for is not cancelled with the first.
+            let source = d.origin.url("/slow.jpg?b=2")
+            let first = Task { await client.info([source]) }
+            try await Task.sleep(for: .milliseconds(100))
+            let second = Task { await client.info([source]) }
+            try await Task.sleep(for: .milliseconds(100))
+            first.cancel()
+            let cancelledAt = ContinuousClock.now
+            let gone = await first.value
+            #expect(ContinuousClock.now - cancelledAt < .seconds(1), "a cancelled caller returns at once")
+            #expect(gone[source].map { if case .failure(.cancelled) = $0 { true } else { false } } == true)
+            let kept = await second.value
+            #expect((try? kept[source]?.get())?.format == "jpeg", "the second caller's answer: \(kept)")
+            #expect(await client.infoBatchesSent == 2, "the second caller joined the first one's batch")
         }
     }
 }
