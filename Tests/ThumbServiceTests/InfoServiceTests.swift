@@ -109,7 +109,8 @@ private final class ChangingOrigin: OriginFetching {
         gate.signal()
         #expect(refused.map(\.cache) == .failure(.overloaded))
         #expect(s.flightsInProgress.info == 0 && s.flightsInProgress.facts == 0)
-        // Not remembered: the next look-up computes.
+        // Not remembered: the next look-up, once the queue has room again, computes.
+        #expect(eventually { s.renders.statistics.active == 0 && s.renders.statistics.queued == 0 })
         #expect(object(info(s))["format"] as? String == "jpeg")
     }
 

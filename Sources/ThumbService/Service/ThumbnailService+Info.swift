@@ -112,6 +112,12 @@ extension ThumbnailService {
         let sha = original.metadata.sha256
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let id = submitInfoJob(cost: admitted, priority: priority, ahead: false, refused) { [self] in
+            // Another route may have kept them since this one looked: hand those out, compute nothing.
+            if let known = knownFacts(url: url, original) {
+                factsFlights.complete(url, with: .success(known))
+                if background { backgroundFacts.withLock { $0[url] = nil } }
+                return
+            }
             let started = ContinuousClock.now
             do throws(ServiceError) {
                 let deadline = RenderDeadline(seconds: seconds)

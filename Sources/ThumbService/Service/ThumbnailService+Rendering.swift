@@ -97,15 +97,22 @@ extension ThumbnailService {
         do throws(ServiceError) {
             // Claimed here, on the worker, and settled before it returns: no path leaves the flight open.
             if facts == .inline, factsFlights.join(url, { _ in }) {
-                do throws(ServiceError) {
-                    let facts: OriginalFacts
-                    (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan, sha256: sha,
-                                                                             deadline: deadline)
-                    remember(facts, url: url)
-                    factsFlights.complete(url, with: .success(facts))
-                } catch {
-                    factsFlights.complete(url, with: .failure(error))
-                    throw error
+                if let known = knownFacts(url: url, original) {
+                    // Kept by another route since this render looked: used, not computed again.
+                    factsFlights.complete(url, with: .success(known))
+                    bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan.placed(onFocus: known.focus),
+                                                           deadline: deadline)
+                } else {
+                    do throws(ServiceError) {
+                        let facts: OriginalFacts
+                        (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan,
+                                                                                 sha256: sha, deadline: deadline)
+                        remember(facts, url: url)
+                        factsFlights.complete(url, with: .success(facts))
+                    } catch {
+                        factsFlights.complete(url, with: .failure(error))
+                        throw error
+                    }
                 }
             } else if facts == .inline && plan.geometry.needsFocus {
                 // `/info` is computing them this moment; this window cannot wait for its focus.
