@@ -34,8 +34,8 @@ for source in sources {
 }
 if dryRun { exit(0) }
 
-let done = DispatchSemaphore(value: 0)
-Task {
+// Top-level code may await: no semaphore, which would block the main actor the work needs.
+do {
     // 1. Layout and placeholders for the whole page in one batch.
     let facts = await client.info(sources)
     for source in sources {
@@ -64,6 +64,4 @@ Task {
     if let first = sources.first, let again = try? await client.thumbnail(row(first)) {
         print("again: revalidated \(again.revalidated), \(again.bytes.count) bytes")
     }
-    done.signal()
 }
-done.wait()

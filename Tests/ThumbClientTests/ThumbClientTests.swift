@@ -181,6 +181,8 @@ import ThumbTestSupport
             let out = Pipe()
             process.standardOutput = out
             try process.run()
+            // Bounded: a hung example is killed, and the test fails instead of waiting forever.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
