@@ -14,6 +14,8 @@ public actor PrefetchPlanner<Row: Hashable & Sendable> {
     private let describe: Describe
     private var tasks: [Row: Task<Result<Thumbnail, ThumbClientError>, Never>] = [:]
     private var facts: [String: ImageInfo] = [:]
+    /// Sources whose facts a call of this planner is asking for now: not asked again meanwhile.
+    private var asking: Set<String> = []
     /// What the planner did, in order (for tests and diagnostics): rows asked for and rows cancelled.
     public private(set) var started: [Row] = []
     public private(set) var cancelled: [Row] = []
@@ -29,8 +31,9 @@ public actor PrefetchPlanner<Row: Hashable & Sendable> {
         let new = rows.filter { tasks[$0] == nil }
         guard !new.isEmpty else { return }
         let specs = new.map { ($0, describe($0)) }
-        let unknown = Array(Set(specs.map(\.1.source))).filter { facts[$0] == nil }
+        let unknown = Array(Set(specs.map(\.1.source))).filter { facts[$0] == nil && !asking.contains($0) }
         if !unknown.isEmpty {
+            asking.formUnion(unknown)
             Task {
                 let answers = await client.info(unknown)
                 self.learn(answers)
@@ -72,6 +75,7 @@ public actor PrefetchPlanner<Row: Hashable & Sendable> {
 
     private func learn(_ answers: [String: Result<ImageInfo, ThumbClientError>]) {
         for (source, answer) in answers {
+            asking.remove(source)
             if case .success(let info) = answer { facts[source] = info }
         }
     }
