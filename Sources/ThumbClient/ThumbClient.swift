@@ -62,6 +62,9 @@ public actor ThumbClient {
         }()
     }
 
+    /// A session ends with its client: Linux's URLSession keeps its curl handles until invalidated.
+    deinit { session.invalidateAndCancel() }
+
     /// The thumbnail of `spec`. When it was fetched before, `If-None-Match`
     /// asks thumbd whether it changed; a `304` gives back the bytes kept.
     public func thumbnail(_ spec: ThumbnailSpec) async throws(ThumbClientError) -> Thumbnail {
