@@ -27,12 +27,7 @@ extension ThumbnailService {
         let limits = current.pipelineLimits
         let seconds = current.limits.maxRenderSeconds
         let budget = current.limits.maxDecodeMemoryBytes
-        guard original.file.length <= budget else {
-            // Its bytes alone would not fit, whatever its header says.
-            let error = ServiceError.imageTooLarge(
-                "the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")
-            return finishRender(request, .failure(error))
-        }
+        if let error = Self.overBudget(original, budget: budget) { return finishRender(request, .failure(error)) }
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let started = ContinuousClock.now
@@ -190,6 +185,13 @@ extension ThumbnailService {
     /// (`abandonIfDeserted`), which has no result to hand out.
     func endFlight(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
         renderFlights.complete(request, with: result)
+    }
+
+    /// The refusal of an original whose bytes alone would not fit the decode
+    /// budget, whatever its header says (renders and facts alike).
+    static func overBudget(_ original: Original, budget: Int) -> ServiceError? {
+        guard original.file.length > budget else { return nil }
+        return .imageTooLarge("the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")
     }
 
     /// Configuration.md `maxRenderSeconds`: counted from when a worker
