@@ -71,7 +71,8 @@ extension ThumbnailService {
 
     /// The facts' part in a render of `plan`; places an attention window on
     /// known facts. A render that fits the budget only without the canonical
-    /// copy leaves them for later, unless its window needs the focus.
+    /// copy leaves them for later, and one whose facts nothing could keep
+    /// computes none, unless its window needs the focus.
     private func factsWork(_ request: ThumbnailRequest, _ original: Original, _ plan: inout RenderPlan,
                            budget: Int) -> FactsWork {
         if let facts = knownFacts(url: request.sourceURL, original) {
@@ -79,6 +80,7 @@ extension ThumbnailService {
             return .none
         }
         if plan.geometry.needsFocus { return .inline }
+        guard canKeepFacts(url: request.sourceURL) else { return .none }
         return ThumbnailPipeline.sharesCanonicalDecode(plan) && plan.estimatedMemoryWithFacts <= budget ? .inline : .later
     }
 
