@@ -79,6 +79,16 @@ final class RequestShortcuts<Request: ShortcutRequest>: Sendable {
         _ = evicted
     }
 
+    /// The answer fields `entry` holds for the answer tagged `etag`; built by
+    /// `build` and kept in the entry when it holds none or another answer's.
+    func fields(_ key: Key, _ entry: Entry, etag: String, generation: Int,
+                build: () -> AnswerFields) -> AnswerFields {
+        if let known = entry.fields, known.etag == etag { return known }
+        let fields = build()
+        remember(key, .init(request: entry.request, fields: fields), generation: generation)
+        return fields
+    }
+
     var count: Int { state.withLock { $0.entries.count } }
 
     /// The bytes counted against `limitBytes`.

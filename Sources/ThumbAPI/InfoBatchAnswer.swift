@@ -66,13 +66,12 @@ final class InfoBatchAnswer: Sendable {
     /// The deadline: every item still out times out in its place.
     private func expire() {
         let error = ServiceError.originTimeout("no answer within origin.timeoutSeconds + limits.maxRenderSeconds")
-        let missing = state.withLock { s in s.sent ? [] : s.slots.indices.filter { s.slots[$0] == nil } }
-        for index in missing {
-            state.withLock { s in
-                guard !s.sent, s.slots[index] == nil else { return }
+        state.withLock { s in
+            guard !s.sent else { return }
+            for index in s.slots.indices where s.slots[index] == nil {
                 s.slots[index] = Self.errorObject(url: given[index], error)
-                s.remaining -= 1
             }
+            s.remaining = 0
         }
         finish()
     }

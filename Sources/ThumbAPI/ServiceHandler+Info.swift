@@ -14,12 +14,8 @@ extension ServiceHandler {
         let parsed: InfoRequest
         if let entry = infoShortcuts.entry(key, generation: generation) {
             if let answer = service.cachedInfo(entry.request) {
-                let fields: AnswerFields
-                if let known = entry.fields, known.etag == answer.etag {
-                    fields = known
-                } else {
-                    fields = AnswerFields(answer, cacheControl: Self.cacheControl(service.config.output))
-                    infoShortcuts.remember(key, .init(request: entry.request, fields: fields), generation: generation)
+                let fields = infoShortcuts.fields(key, entry, etag: answer.etag, generation: generation) {
+                    AnswerFields(answer, cacheControl: Self.cacheControl(service.config.output))
                 }
                 return responder.respond(fields.response(body: answer.body, cache: .memory, ifNoneMatch: ifNoneMatch))
             }

@@ -149,13 +149,9 @@ public final class ServiceHandler: Sendable {
         let parsed: ThumbnailRequest
         if let entry = shortcuts.entry(key, generation: generation) {
             if let r = service.cachedRendition(entry.request) {
-                let fields: AnswerFields
-                if let known = entry.fields, known.etag == r.etag {
-                    fields = known
-                } else {
-                    fields = AnswerFields(r, cacheControl: Self.cacheControl(service.config.output),
-                                          varies: entry.request.variesByAccept)
-                    shortcuts.remember(key, .init(request: entry.request, fields: fields), generation: generation)
+                let fields = shortcuts.fields(key, entry, etag: r.etag, generation: generation) {
+                    AnswerFields(r, cacheControl: Self.cacheControl(service.config.output),
+                                 varies: entry.request.variesByAccept)
                 }
                 return responder.respond(fields.response(r, cache: .memory, ifNoneMatch: request.header("If-None-Match")))
             }

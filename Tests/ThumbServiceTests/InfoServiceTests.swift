@@ -141,4 +141,33 @@ private final class ChangingOrigin: OriginFetching {
         // The job's entry goes just after its flight hands the facts out.
         #expect(eventually { s.flightsInProgress.facts == 0 && s.backgroundFacts.withLock { $0.isEmpty } })
     }
+
+    /// With no memory cache and no disk store nothing could keep the facts: renders that do
+    /// not need the focus compute none (each would compute them again), and one that needs
+    /// the focus still finds it.
+    @Test func factsNothingCouldKeepAreNotComputedByRenders() throws {
+        let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        var c = ServiceConfiguration()
+        c.memoryCacheBytes = 0
+        let s = ThumbnailService(configuration: c, fetcher: origin, disk: nil)
+        defer { s.renders.shutdown() }
+        // 640×427: w=64 decodes at 1/8 (facts would be left to a job), w=300 at the canonical 1/2 (inline).
+        for query in [[("w", "64")], [("w", "300")], [("w", "64"), ("h", "64"), ("fit", "cover")]] {
+            let done = DispatchSemaphore(value: 0)
+            let ok = Mutex(false)
+            s.thumbnail(try ThumbnailRequest(query: [("url", url)] + query, config: c)) { result in
+                if case .success = result { ok.withLock { $0 = true } }
+                done.signal()
+            }
+            #expect(done.wait(timeout: .now() + 30) == .success && ok.withLock { $0 }, "\(query)")
+        }
+        #expect(eventually { s.renders.statistics.active == 0 && s.renders.statistics.queued == 0 })
+        #expect(s.statistics.counters.factsComputed == 0 && s.flightsInProgress.facts == 0)
+        // An attention crop needs the focus: computed for it (and, again, kept nowhere).
+        let done = DispatchSemaphore(value: 0)
+        s.thumbnail(try ThumbnailRequest(query: [("url", url), ("w", "64"), ("h", "64"), ("fit", "cover"),
+                                                 ("gravity", "attention")], config: c)) { _ in done.signal() }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(s.statistics.counters.factsComputed == 1)
+    }
 }

@@ -14,6 +14,14 @@ extension ThumbnailService {
         return facts
     }
 
+    /// Whether facts computed now would be kept anywhere: in memory, or
+    /// beside the original on disk. When neither can hold them, a render that
+    /// does not need the focus computes none (each render would compute them
+    /// again, for nothing).
+    func canKeepFacts(url: String) -> Bool {
+        memory.statistics.limitBytes > 0 || disk?.holds(url: url) == true
+    }
+
     /// Keeps freshly computed facts in memory and beside the original on
     /// disk (when the store keeps the original).
     func remember(_ facts: OriginalFacts, url: String) {

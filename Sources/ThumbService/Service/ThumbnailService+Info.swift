@@ -105,10 +105,7 @@ extension ThumbnailService {
         let limits = current.pipelineLimits
         let seconds = current.limits.maxRenderSeconds
         let budget = current.limits.maxDecodeMemoryBytes
-        guard original.file.length <= budget else {
-            return done(.failure(.imageTooLarge(
-                "the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")))
-        }
+        if let error = Self.overBudget(original, budget: budget) { return done(.failure(error)) }
         let sha = original.metadata.sha256
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let id = submitInfoJob(cost: admitted, priority: priority, ahead: false, refused) { [self] in

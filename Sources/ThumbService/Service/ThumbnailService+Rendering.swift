@@ -27,12 +27,7 @@ extension ThumbnailService {
         let limits = current.pipelineLimits
         let seconds = current.limits.maxRenderSeconds
         let budget = current.limits.maxDecodeMemoryBytes
-        guard original.file.length <= budget else {
-            // Its bytes alone would not fit, whatever its header says.
-            let error = ServiceError.imageTooLarge(
-                "the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")
-            return finishRender(request, .failure(error))
-        }
+        if let error = Self.overBudget(original, budget: budget) { return finishRender(request, .failure(error)) }
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let started = ContinuousClock.now
@@ -76,7 +71,8 @@ extension ThumbnailService {
 
     /// The facts' part in a render of `plan`; places an attention window on
     /// known facts. A render that fits the budget only without the canonical
-    /// copy leaves them for later, unless its window needs the focus.
+    /// copy leaves them for later, and one whose facts nothing could keep
+    /// computes none, unless its window needs the focus.
     private func factsWork(_ request: ThumbnailRequest, _ original: Original, _ plan: inout RenderPlan,
                            budget: Int) -> FactsWork {
         if let facts = knownFacts(url: request.sourceURL, original) {
@@ -84,6 +80,7 @@ extension ThumbnailService {
             return .none
         }
         if plan.geometry.needsFocus { return .inline }
+        guard canKeepFacts(url: request.sourceURL) else { return .none }
         return ThumbnailPipeline.sharesCanonicalDecode(plan) && plan.estimatedMemoryWithFacts <= budget ? .inline : .later
     }
 
@@ -190,6 +187,13 @@ extension ThumbnailService {
     /// (`abandonIfDeserted`), which has no result to hand out.
     func endFlight(_ request: ThumbnailRequest, _ result: Result<ThumbnailResult, ServiceError>) {
         renderFlights.complete(request, with: result)
+    }
+
+    /// The refusal of an original whose bytes alone would not fit the decode
+    /// budget, whatever its header says (renders and facts alike).
+    static func overBudget(_ original: Original, budget: Int) -> ServiceError? {
+        guard original.file.length > budget else { return nil }
+        return .imageTooLarge("the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")
     }
 
     /// Configuration.md `maxRenderSeconds`: counted from when a worker

@@ -10,6 +10,11 @@ extension DiskStore {
     /// Facts are a few hundred bytes; anything larger is not ours.
     static let factsLimit = 16 * 1024
 
+    /// Whether the store holds `url`'s original, and so can keep its facts.
+    func holds(url: String) -> Bool {
+        state.withLock { $0.lru.contains(Self.name(for: url)) }
+    }
+
     /// `url`'s stored facts for the original whose digest is `sha256`; nil
     /// when none are stored, they belong to other bytes or do not parse.
     public func facts(url: String, sha256: String) -> OriginalFacts? {
@@ -26,7 +31,7 @@ extension DiskStore {
     @discardableResult
     public func keepFacts(_ facts: OriginalFacts, url: String) -> Bool {
         let name = Self.name(for: url)
-        guard state.withLock({ $0.lru.contains(name) }),
+        guard holds(url: url),
               let stored = StoredFile.open(Self.path(directory, name), expectedURL: url),
               stored.metadata.sha256 == facts.sha256 else { return false }
         let bytes = facts.serialized
