@@ -3,7 +3,8 @@ import PackageDescription
 
 // Layers, bottom to top (arrows point one way):
 //   CJPEG/CPNG/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
-//   ThumbImaging (bitmaps, geometry, resampling; no I/O)
+//   ThumbHashFormat (the ThumbHash placeholder format; no dependencies, shared with ThumbClient)
+//   ThumbImaging (bitmaps, geometry, resampling; no I/O) → ThumbHashFormat
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
 //   ThumbClock (the wall-clock seam and Duration conversions; nothing else)
@@ -16,8 +17,11 @@ import PackageDescription
 //   thumbd (CLI, signals, systemd, logging) → ThumbAPI
 let package = Package(
     name: "thumbd",
+    // The Apple minimums ThumbClient's async URLSession calls need (the server is Linux-only).
+    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
+        .library(name: "ThumbClient", targets: ["ThumbClient"]),
     ],
     targets: [
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg",
@@ -40,7 +44,9 @@ let package = Package(
 
         // Optimized in debug builds too: its per-pixel SIMD loops run ~10× slower
         // unoptimized, and the test suite renders thousands of images.
-        .target(name: "ThumbImaging", swiftSettings: [.unsafeFlags(["-O"])],
+        // The ThumbHash format alone, no dependencies: the server encodes, and ThumbClient decodes with it.
+        .target(name: "ThumbHashFormat"),
+        .target(name: "ThumbImaging", dependencies: ["ThumbHashFormat"], swiftSettings: [.unsafeFlags(["-O"])],
                 linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ThumbCodec", dependencies: ["CThumbCodec", "ThumbImaging"]),
         .target(name: "ThumbClock"),
@@ -48,10 +54,18 @@ let package = Package(
 
         .target(name: "ThumbJSON"),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
-        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbFetch", "ThumbJSON", "CCrypto",
+        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHashFormat", "ThumbFetch", "ThumbJSON", "CCrypto",
                                                      "ThumbClock", "CThumbSys"]),
         .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
                                                  "ThumbClock"]),
+
+        // The client library: none of the server's modules; libcrypto for HMAC on Linux only
+        // (CryptoKit elsewhere).
+        .target(name: "ThumbClient", dependencies: ["ThumbHashFormat",
+                                                    .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
+
+        // A list page's requests, the way an app makes them: `swift run ThumbClientExample BASE SOURCE...`.
+        .executableTarget(name: "ThumbClientExample", dependencies: ["ThumbClient"]),
 
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
@@ -59,7 +73,7 @@ let package = Package(
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging"]),
         .target(name: "FuzzDriver"),
-        .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging"]),
+        .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging", "ThumbHashFormat"]),
         .executableTarget(name: "FuzzStructure", dependencies: ["FuzzDriver", "ThumbCodec"]),
         .executableTarget(name: "FuzzHTTPParser", dependencies: ["FuzzDriver", "ThumbHTTP"]),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", "ThumbJSON"]),
@@ -72,7 +86,8 @@ let package = Package(
         // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
         .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock"], path: "Tests/ThumbTestSupport"),
 
-        .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging"], exclude: ["Fixtures"]),
+        .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat"]),
+        .testTarget(name: "ThumbHashFormatTests", dependencies: ["ThumbHashFormat"], exclude: ["Fixtures"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
@@ -80,8 +95,10 @@ let package = Package(
         .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch", "CThumbCurl", "ThumbTestSupport"]),
         .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbFetch", "ThumbImaging", "ThumbClock",
                                                               "ThumbTestSupport"]),
-        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec",
+        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
                                                           "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbClientTests", dependencies: ["ThumbClient", "ThumbAPI", "ThumbService", "ThumbHTTP",
+                                                             "ThumbTestSupport"]),
     ]
 )

@@ -1,6 +1,7 @@
 import FuzzDriver
 import Foundation
 import ThumbCodec
+import ThumbHashFormat
 import ThumbImaging
 
 // libFuzzer target over sniff + probe + decode of every source format (+ scale

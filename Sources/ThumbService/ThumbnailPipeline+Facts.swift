@@ -1,4 +1,5 @@
 import ThumbCodec
+import ThumbHashFormat
 import ThumbImaging
 
 /// The canonical decode (API.md § Composition, `/info`): the first frame at

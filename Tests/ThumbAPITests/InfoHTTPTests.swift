@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ThumbCodec
+import ThumbHashFormat
 import ThumbImaging
 import ThumbService
 import ThumbTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import ThumbCodec
+import ThumbHashFormat
 import ThumbImaging
 import ThumbJSON
 

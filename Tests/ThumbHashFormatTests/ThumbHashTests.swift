@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import ThumbImaging
+@testable import ThumbHashFormat
 
 /// `ThumbHash` against the reference JavaScript (evanw/thumbhash js/thumbhash.js at a652ce6,
 /// run by node v20.20.2): `ThumbHashVectors.swift` holds its answers, made by
@@ -140,7 +140,7 @@ enum ThumbHashVectors {
         case speck(seed: UInt32)
         case solid(UInt8, UInt8, UInt8, UInt8)
 
-        func bitmap(width w: Int, height h: Int) -> Bitmap {
+        func bitmap(width w: Int, height h: Int) -> TestImage {
             var pixels = [UInt8](repeating: 0, count: w * h * 4)
             var state: UInt32 = switch self { case .noise(let s), .alphaNoise(let s), .speck(let s): s; default: 0 }
             for y in 0..<h {
@@ -165,7 +165,7 @@ enum ThumbHashVectors {
                 }
             }
             if case .speck = self { pixels[w * h * 4 - 1] = 254 }
-            return Bitmap(width: w, height: h, pixels: pixels)
+            return TestImage(width: w, height: h, pixels: pixels)
         }
     }
 
@@ -177,5 +177,18 @@ enum ThumbHashVectors {
 
     static func fnv1a(_ bytes: [UInt8]) -> UInt32 {
         bytes.reduce(2_166_136_261 as UInt32) { ($0 ^ UInt32($1)) &* 16_777_619 }
+    }
+}
+
+/// An RGBA image a recipe builds (the server's `Bitmap` is not this module's).
+struct TestImage {
+    let width: Int, height: Int
+    let pixels: [UInt8]
+    var isOpaque: Bool { stride(from: 3, to: pixels.count, by: 4).allSatisfy { pixels[$0] == 255 } }
+}
+
+extension ThumbHash {
+    static func encode(_ image: TestImage) -> [UInt8] {
+        encode(width: image.width, height: image.height, rgba: image.pixels)
     }
 }

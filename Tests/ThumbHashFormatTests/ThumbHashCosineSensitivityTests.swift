@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import ThumbImaging
+@testable import ThumbHashFormat
 
 /// The reference hashes that change when the reference's cosines move by one ulp
 /// (`cosineSensitive`, see Fixtures/README.md). Their differing bits are either amplified

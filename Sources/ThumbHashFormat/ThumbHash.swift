@@ -24,11 +24,12 @@ public enum ThumbHash {
     /// The largest side the encoder takes: more pixels only cost time (the reference's limit).
     public static let maxSide = 100
 
-    /// The hash of `image` (straight alpha, at most `maxSide` px a side; scale it down first).
-    public static func encode(_ image: Bitmap) -> [UInt8] {
-        let w = image.width, h = image.height
+    /// The hash of a `w`×`h` image of RGBA bytes, straight alpha, at most `maxSide` px a
+    /// side (scale it down first).
+    public static func encode(width w: Int, height h: Int, rgba: [UInt8]) -> [UInt8] {
         precondition(w <= maxSide && h <= maxSide, "\(w)×\(h) does not fit in \(maxSide)×\(maxSide)")
-        let rgba = image.pixels, count = w * h
+        precondition(rgba.count == w * h * 4, "\(rgba.count) bytes for \(w)×\(h) RGBA")
+        let count = w * h
 
         // The average colour, weighted by alpha.
         var avgR = 0.0, avgG = 0.0, avgB = 0.0, avgA = 0.0
