@@ -9,6 +9,7 @@ import PackageDescription
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
 //   ThumbClock (the wall-clock seam and Duration conversions; nothing else)
 //   ThumbHTTP (sockets, parser, connections; no images, no JSON) → CThumbSys, ThumbClock
+//   ThumbSandbox (worker processes: channel, spawn, shared memory, memory cap, seccomp) → CThumbSandbox
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
 //   ThumbService (its configuration, disk store, memory cache, coalescing, render queue, pipeline,
 //     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbClock, CThumbSys
@@ -41,6 +42,8 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Worker processes' system layer: channel, spawn, memfd, memory cap, seccomp.
+        .target(name: "CThumbSandbox"),
 
         // Optimized in debug builds too: its per-pixel SIMD loops run ~10× slower
         // unoptimized, and the test suite renders thousands of images.
@@ -53,6 +56,7 @@ let package = Package(
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbClock"]),
 
         .target(name: "ThumbJSON"),
+        .target(name: "ThumbSandbox", dependencies: ["CThumbSandbox"]),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
         .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHashFormat", "ThumbFetch", "ThumbJSON", "CCrypto",
                                                      "ThumbClock", "CThumbSys"]),
@@ -97,6 +101,7 @@ let package = Package(
                                                               "ThumbTestSupport"]),
         .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
                                                           "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbSandboxTests", dependencies: ["ThumbSandbox", "CThumbSandbox"], exclude: ["Fixtures"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
         .testTarget(name: "ThumbClientTests", dependencies: ["ThumbClient", "ThumbAPI", "ThumbService", "ThumbHTTP",
                                                              "ThumbTestSupport"]),
