@@ -1,6 +1,7 @@
 import Synchronization
 import ThumbFetch
 import ThumbHTTP
+import ThumbSandbox
 import ThumbService
 
 /// The running service, assembled from one configuration: disk store,
@@ -24,13 +25,16 @@ public final class Daemon: Sendable {
     /// `fetcher`: nil downloads with the real `Fetcher` under the
     /// configuration's origin rules. `accessLog` is called after every
     /// response; keep it cheap.
+    /// `engine`: nil runs every probe, decode and encode in sandboxed worker
+    /// processes started from the thumbd binary (Isolation.md).
     public init(configuration: DaemonConfiguration, disk: DiskStore?, fetcher: (any OriginFetching)? = nil,
-                accessLog: (@Sendable (ResponseRecord) -> Void)? = nil) {
+                engine: (any RenderEngine)? = nil, accessLog: (@Sendable (ResponseRecord) -> Void)? = nil) {
         running = Mutex(configuration)
         let core = configuration.service
         service = ThumbnailService(configuration: core,
                                    fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: core)),
-                                   disk: disk)
+                                   disk: disk,
+                                   engine: engine ?? SandboxEngine(executable: WorkerExecutable.resolve()))
         // The handler reports the server's figures and the server calls the
         // handler: the reference is set once, before the first request. It is
         // weak because the server owns the handler; a strong one would be a

@@ -87,6 +87,13 @@ public struct EncodedThumbnail: Sendable {
     public let format: OutputFormat
     public let width: Int
     public let height: Int
+
+    public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int) {
+        self.bytes = bytes
+        self.format = format
+        self.width = width
+        self.height = height
+    }
 }
 
 /// Decode → scale → encode, synchronously, on the calling thread. The service

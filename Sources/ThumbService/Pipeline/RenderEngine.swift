@@ -75,6 +75,24 @@ public protocol RenderEngine: Sendable {
     /// The original's facts from a canonical decode of its own.
     func facts(_ original: OriginalFile, header: ImageHeader, sha256: String,
                budget: JobBudget) throws(ServiceError) -> OriginalFacts
+
+    /// Workers killed at their deadline and workers that died (Statistics.md
+    /// `render.killed`, `render.crashed`); zero for an engine without workers.
+    var counts: EngineCounts { get }
+}
+
+/// Figures of an engine for `/stats` (`render.killed`, `render.crashed`) and
+/// for the tests (`spawned`: worker processes started).
+public struct EngineCounts: Sendable, Equatable {
+    public var killed = 0
+    public var crashed = 0
+    public var spawned = 0
+
+    public init(killed: Int = 0, crashed: Int = 0, spawned: Int = 0) {
+        self.killed = killed
+        self.crashed = crashed
+        self.spawned = spawned
+    }
 }
 
 /// The engine that runs every call on the calling thread: the CLI's (a
@@ -82,6 +100,8 @@ public protocol RenderEngine: Sendable {
 /// itself. The worker process runs its jobs through it too.
 public struct InProcessEngine: RenderEngine {
     public init() {}
+
+    public var counts: EngineCounts { EngineCounts() }
 
     public func plan(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
                      budget: JobBudget) throws(ServiceError) -> RenderPlan {

@@ -51,7 +51,7 @@ public final class ThumbnailService: Sendable {
     let probeHook = Mutex<(@Sendable () -> Void)?>(nil)
     /// Where probes, decodes and encodes run: worker processes in the daemon
     /// (Isolation.md), this process for the CLI and the pipeline's tests.
-    let engine: any RenderEngine
+    public let engine: any RenderEngine
 
     /// `clock` ages renders and remembered failures; `wallClock` dates
     /// fetched originals (their age must survive a restart).
