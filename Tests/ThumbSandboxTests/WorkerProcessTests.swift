@@ -42,6 +42,26 @@ import ThumbSandbox
         #expect(try worker.waitForExit() == .exited(0))
     }
 
+    /// The spawning thread blocks every signal; the child must start with
+    /// none blocked (nor ignored, though this process ignores none to check
+    /// that with: changing that would hide other suites' SIGPIPE bugs).
+    /// Signals 32 and 33 are glibc's own, which posix_spawn sets to SIG_IGN.
+    @Test func theChildStartsWithNoSignalBlockedOrIgnored() throws {
+        let (_, child) = try WorkerChannel.pair()
+        let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child)
+        defer { worker.kill() }
+        var status = ""
+        for _ in 0..<500 {   // at most 5 s, until sleep itself runs
+            if readText("/proc/\(worker.pid)/comm") == "sleep\n" { status = readText("/proc/\(worker.pid)/status") ?? ""; break }
+            usleep(10_000)
+        }
+        func mask(_ name: String) -> UInt64? {
+            status.split(separator: "\n").first { $0.hasPrefix("\(name):\t") }.flatMap { UInt64($0.dropFirst(name.count + 2), radix: 16) }
+        }
+        #expect(mask("SigBlk") == 0, "\(status)")
+        #expect(try #require(mask("SigIgn")) & 0x7FFF_FFFF == 0, "\(status)")
+    }
+
     @Test func killThenReapReportsSIGKILLAndKillingAgainIsHarmless() throws {
         let (_, child) = try WorkerChannel.pair()
         let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child)
