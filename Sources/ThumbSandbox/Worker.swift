@@ -27,6 +27,12 @@ final class Worker: Sendable {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         // One job at a time on one thread: one malloc arena, so freed memory is reused.
         environment["MALLOC_ARENA_MAX"] = "1"
+        // A sanitizer build's worker dies of its signal like any other, rather than
+        // reporting it and exiting 1: the daemon tells a crash by the signal.
+        for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
+            let own = environment[name].map { $0 + ":" } ?? ""
+            environment[name] = own + "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigill=0:handle_sigfpe=0"
+        }
         return environment
     }
 

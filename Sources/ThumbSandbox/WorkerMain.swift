@@ -22,6 +22,10 @@ public enum WorkerMain {
         }
         let channel = WorkerChannel(taking: WorkerChannel.workerDescriptor)
         warmUp()
+        // A job needs its channel, the original, two results and the libraries' few: a
+        // worker taken over by a decoder bug cannot hold many more (memfds are memory).
+        var files = rlimit(rlim_cur: 64, rlim_max: 64)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
         do {
             try WorkerProcess.enterSandbox()
             try channel.send(try WorkerWire.encode(WorkerReply.ready))

@@ -21,6 +21,10 @@ import ThumbTestSupport
         try #require(daemon.service.engine as? SandboxEngine)
     }
 
+    private func render(_ daemon: EndToEndTests.TestDaemon) -> [String: Any] {
+        InfoHTTPTests.object(daemon.get("/stats").body)["render"] as? [String: Any] ?? [:]
+    }
+
     /// The size of a fixture: the hooks pick their job by the original's length.
     private func length(_ path: String) throws -> Int {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -66,7 +70,8 @@ import ThumbTestSupport
             let (status, seconds) = try #require(answer.withLock { $0 })
             #expect(status == 422)
             #expect(seconds >= 2 && seconds < 10)
-            #expect(engine.counts.killed == 1)
+            #expect(engine.counts.killed == 1 && render(daemon)["killed"] as? Int == 1)
+            #expect(String(decoding: daemon.get("/metrics").body, as: UTF8.self).contains("thumbd_render_killed_total 1"))
             // Replaced: the same source renders once the hook is gone (the failure was not remembered).
             engine.testHook.withLock { $0 = nil }
             #expect(daemon.get(target(origin, "/formats/photo-alpha.webp")).status == 200)
@@ -82,7 +87,8 @@ import ThumbTestSupport
             #expect(crashed.status == 422 && crashed.headers["cache-control"] == "no-store")
             let body = String(decoding: crashed.body, as: UTF8.self)
             #expect(body.contains("\"corrupt_image\"") && body.contains("signal 11"))
-            #expect(engine.counts.crashed == 1)
+            #expect(engine.counts.crashed == 1 && render(daemon)["crashed"] as? Int == 1)
+            #expect(String(decoding: daemon.get("/metrics").body, as: UTF8.self).contains("thumbd_render_crashed_total 1"))
             // Other sources are served, and the crashed one is tried afresh once its input is fine.
             #expect(daemon.get(target(origin, "/cat.jpg")).status == 200)
             engine.testHook.withLock { $0 = nil }

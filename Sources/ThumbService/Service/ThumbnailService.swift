@@ -223,7 +223,7 @@ public final class ThumbnailService: Sendable {
         let c = config
         return ServiceStatistics(memory: memory.statistics,
                                  disk: disk?.statistics ?? DiskStore.Statistics(limitBytes: c.diskStore.maxBytes),
-                                 counters: counters.snapshot, render: renders.statistics)
+                                 counters: counters.snapshot, render: renders.statistics, engine: engine.counts)
     }
 
     /// Forgets a source (API.md § Endpoints `DELETE /cache`): its original on disk, every
