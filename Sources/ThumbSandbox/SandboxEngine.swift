@@ -27,6 +27,9 @@ public final class SandboxEngine: RenderEngine {
     private let spawned = Atomic<Int>(0)
     /// Tests: chooses a hook for a job from its kind and the original's length.
     public let testHook = Mutex<(@Sendable (WorkerJobKind, Int) -> WorkerTestHook?)?>(nil)
+    /// Tests: false has the workers skip the JPEG, PNG and GIF structure
+    /// walks, to show what the isolation alone bounds.
+    public let testStructureLimits = Atomic<Bool>(true)
 
     /// `executable`: the thumbd binary to start workers from
     /// (`WorkerExecutable.resolve()`).
@@ -124,7 +127,8 @@ public final class SandboxEngine: RenderEngine {
                      hook: WorkerTestHook? = nil) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
         guard budget.seconds > 0 else { throw .renderTimedOut }
         let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds,
-                                    testHook: hook ?? testHook.withLock { $0 }?(job.kind, length))
+                                    testHook: hook ?? testHook.withLock { $0 }?(job.kind, length),
+                                    structureLimits: testStructureLimits.load(ordering: .relaxed) ? nil : false)
         let frame: [UInt8]
         do {
             frame = try WorkerWire.encode(request)

@@ -63,6 +63,7 @@ public enum WorkerMain {
         } catch {
             return (.failed(.internalError("a job the worker could not read: \(error)")), [])
         }
+        StructureWalk.enforced.store(request.structureLimits ?? true, ordering: .relaxed)
         if let hook = request.testHook, let result = run(hook) { return (.hookResult(errno: result), []) }
         let budget = JobBudget(seconds: request.seconds, admittedBytes: 0)
         let engine = InProcessEngine()

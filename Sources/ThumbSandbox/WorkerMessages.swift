@@ -32,6 +32,8 @@ struct WorkerRequest: Codable, Sendable {
     /// The job's share of `limits.maxRenderSeconds`, from when the worker reads the frame.
     var seconds: Double
     var testHook: WorkerTestHook?
+    /// Tests only: false runs the job without the JPEG, PNG and GIF structure walks.
+    var structureLimits: Bool?
 }
 
 /// The kinds of job, as the test hook sees them.

@@ -121,4 +121,60 @@ import ThumbTestSupport
         #expect(fd >= 0)
         close(fd)
     }
+
+    /// Issue 19's hostile shapes (Tests/Benchmarks/hostile_segments.py) with
+    /// the JPEG, PNG and GIF structure walks switched off in the workers: the
+    /// libraries meet them, and the kernel's bounds alone hold them. 100 000
+    /// APP1 or APP2 segments keep libjpeg in one quadratic call for ~10 s
+    /// (killed at the 2 s deadline). 256 zTXt chunks inflating to 1 GiB, and
+    /// 150 000 GIF frames, are harmless to the libraries as thumbd sets them up
+    /// (libpng skips text chunks; giflib reads the first frame): served. Each
+    /// answer comes within the deadline and a margin, the daemon's memory does
+    /// not grow with the attack, and it serves on.
+    @Test func theHostileShapesHoldWithTheIsolationAlone() throws {
+        let made = NSTemporaryDirectory() + "thumbd-hostile-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: made) }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Benchmarks/hostile_segments.py").standardized.path
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", script, made]
+        python.standardOutput = FileHandle.nullDevice
+        try python.run()
+        python.waitUntilExit()
+        try #require(python.terminationStatus == 0)
+        let names = ["app1-segments.jpg", "app2-segments.jpg", "ztxt-bomb.png", "gif-frames.gif"]
+        var routes: [String: [UInt8]] = [:]
+        for name in names { routes["/" + name] = [UInt8](try Data(contentsOf: URL(fileURLWithPath: made + "/" + name))) }
+        let origin = try TestOrigin(extraRoutes: routes)
+        defer { origin.stop() }
+        let dir = NSTemporaryDirectory() + "thumbd-isolation-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let daemon = try EndToEndTests.TestDaemon(store: dir) {
+            $0.service.limits.maxRenderSeconds = 2
+            $0.service.workers = 2
+        }
+        defer { daemon.stop() }
+        let engine = try engine(daemon)
+        engine.testStructureLimits.store(false, ordering: .relaxed)
+        #expect(daemon.get(target(origin, "/cat.jpg")).status == 200)
+        let before = Self.residentBytes()
+        for name in names {
+            let started = ContinuousClock.now
+            let answer = daemon.get(target(origin, "/" + name))
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            #expect(answer.status == (name.hasSuffix(".jpg") ? 422 : 200), "\(name): \(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+            #expect(seconds < 2 + 3, "\(name) took \(seconds) s")
+        }
+        #expect(engine.counts.killed >= 2, "the APP1 and APP2 renders ran into their deadline")
+        #expect(Self.residentBytes() - before < 64 << 20, "the daemon itself held none of it")
+        #expect(daemon.get(target(origin, "/cat.jpg", width: 48)).status == 200)
+    }
+
+    /// This process's resident set (VmRSS), in bytes.
+    static func residentBytes() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
 }
