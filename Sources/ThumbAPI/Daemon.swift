@@ -89,9 +89,14 @@ public final class Daemon: Sendable {
     }
 
     /// Graceful stop: no new connections, requests in flight finish within
-    /// `deadline` seconds; `completion` runs once no connection is left.
+    /// `deadline` seconds; `completion` runs once no connection is left and
+    /// the idle render workers have ended (reaped, so none outlives its
+    /// daemon even for the moment `PR_SET_PDEATHSIG` takes).
     public func drain(deadline: Double, completion: @escaping @Sendable () -> Void) {
-        server.drain(deadline: deadline, completion: completion)
+        server.drain(deadline: deadline) { [service] in
+            (service.engine as? SandboxEngine)?.shutdown()
+            completion()
+        }
     }
 }
 

@@ -84,8 +84,11 @@ public final class SandboxEngine: RenderEngine {
         } catch {
             throw .internalError("sharing a bitmap with a worker failed: \(error)")
         }
-        let (reply, fds) = try run(.encode(width: bitmap.width, height: bitmap.height, encoding: encoding),
-                                   descriptor: memory.rawValue, offset: 0, length: bitmap.byteCount, budget: budget)
+        // Open until the job is sent: an optimized build ends an object's life at its last use.
+        let (reply, fds) = try withExtendedLifetime(memory) { () throws(ServiceError) in
+            try run(.encode(width: bitmap.width, height: bitmap.height, encoding: encoding),
+                    descriptor: memory.rawValue, offset: 0, length: bitmap.byteCount, budget: budget)
+        }
         guard case .encoded(let format, let width, let height) = reply, fds.count == 1,
               width == bitmap.width, height == bitmap.height else { throw unexpected(reply) }
         let bytes = try read(fds[0], maxBytes: Self.maxEncodedBytes(width: width, height: height))
@@ -117,7 +120,9 @@ public final class SandboxEngine: RenderEngine {
     private func run(_ job: WorkerRequest.Job, original: OriginalFile,
                      budget: JobBudget) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
         let span = original.span
-        return try run(job, descriptor: span.descriptor, offset: span.offset, length: original.length, budget: budget)
+        return try withExtendedLifetime(original) { () throws(ServiceError) in
+            try run(job, descriptor: span.descriptor, offset: span.offset, length: original.length, budget: budget)
+        }
     }
 
     /// One job on one worker: a pooled one, or a new one when none waits.
@@ -178,10 +183,11 @@ public final class SandboxEngine: RenderEngine {
         } catch {
             throw .internalError("\(error)")
         }
-        let (reply, _) = try run(.encode(width: 1, height: 1, encoding: EncodingSpec(format: .png, quality: 80,
-                                                                                     background: nil)),
-                                 descriptor: memory.rawValue, offset: 0, length: 4,
-                                 budget: JobBudget(seconds: 30, admittedBytes: admittedBytes), hook: hook)
+        let (reply, _) = try withExtendedLifetime(memory) { () throws(ServiceError) in
+            try run(.encode(width: 1, height: 1, encoding: EncodingSpec(format: .png, quality: 80, background: nil)),
+                    descriptor: memory.rawValue, offset: 0, length: 4,
+                    budget: JobBudget(seconds: 30, admittedBytes: admittedBytes), hook: hook)
+        }
         switch reply {
         case .hookResult(let errno): return errno
         case .encoded: return 0

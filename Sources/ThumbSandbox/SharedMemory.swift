@@ -56,19 +56,24 @@ public enum SharedMemory {
         guard status.st_mode & S_IFMT == S_IFREG else { throw .system("fstat: not a regular file", EINVAL) }
         let size = Int(status.st_size)
         guard size <= maxBytes else { throw .tooLarge(size, limit: maxBytes) }
-        var content = [UInt8](repeating: 0, count: size)
-        let failure = content.withUnsafeMutableBytes { buffer -> SandboxError? in
+        var failure: SandboxError?
+        // Uninitialized: every byte is read into it, or it is thrown away.
+        let content = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             var done = 0
-            while done < size {   // each pass reads at least one byte or returns
+            while done < size {   // each pass reads at least one byte or stops
                 let count = pread(fd, buffer.baseAddress! + done, size - done, off_t(done))
                 if count < 0 {
                     if errno == EINTR { continue }
-                    return .system("pread", errno)
+                    failure = .system("pread", errno)
+                    break
                 }
-                if count == 0 { return .system("pread", EIO) }   // shrank under us
+                if count == 0 {   // shrank under us
+                    failure = .system("pread", EIO)
+                    break
+                }
                 done += count
             }
-            return nil
+            initialized = failure == nil ? size : 0
         }
         if let failure { throw failure }
         return content

@@ -66,20 +66,23 @@ public final class WorkerChannel: Sendable {
     public func receive(timeout: Duration?, maxBytes: Int,
                         maxDescriptors: Int = WorkerChannel.maxDescriptors) throws(SandboxError) -> Frame {
         guard let fd = descriptor.rawValue else { throw .system("recvmsg", EBADF) }
-        var buffer = [UInt8](repeating: 0, count: max(0, maxBytes))
         var received = [Int32](repeating: -1, count: WorkerChannel.maxDescriptors)
         var count: Int32 = 0
         let milliseconds = timeout.map(Self.milliseconds) ?? -1
         let allowed = Int32(min(max(0, maxDescriptors), WorkerChannel.maxDescriptors))
-        let result = buffer.withUnsafeMutableBytes { bytes in
-            received.withUnsafeMutableBufferPointer { fds in
-                thumbd_channel_recv(fd, bytes.baseAddress, bytes.count, fds.baseAddress, allowed, &count, milliseconds)
+        var result = 0
+        // Uninitialized and trimmed to the frame: a job's two frames each way must not
+        // cost a zeroed buffer of the largest frame allowed (a megabyte was 8 % of a render).
+        let bytes = [UInt8](unsafeUninitializedCapacity: max(0, maxBytes)) { buffer, initialized in
+            result = received.withUnsafeMutableBufferPointer { fds in
+                thumbd_channel_recv(fd, buffer.baseAddress, buffer.count, fds.baseAddress, allowed, &count, milliseconds)
             }
+            initialized = max(0, result)
         }
         switch result {
         case 1...:
             let fds = received.prefix(Int(count)).map { OwnedFileDescriptor(taking: $0) }
-            return Frame(bytes: Array(buffer.prefix(result)), fds: fds)
+            return Frame(bytes: bytes, fds: fds)
         case 0: throw .closed
         case -Int(ETIMEDOUT): throw .timedOut
         case -Int(EMSGSIZE): throw .truncated

@@ -42,11 +42,16 @@ public enum WorkerMain {
                 _exit(0)
             }
             let (reply, results) = answer(frame)
-            do {
-                try channel.send(try WorkerWire.encode(reply), fds: results.compactMap(\.rawValue))
-            } catch {
-                _exit(0)
+            // The results stay open until sent: an optimized build ends an object's life at its last use.
+            let sent = withExtendedLifetime(results) { () -> Bool in
+                do {
+                    try channel.send(try WorkerWire.encode(reply), fds: results.compactMap(\.rawValue))
+                    return true
+                } catch {
+                    return false
+                }
             }
+            if !sent { _exit(0) }
         }
     }
 

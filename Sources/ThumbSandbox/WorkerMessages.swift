@@ -79,8 +79,9 @@ public enum WorkerTestHook: Codable, Sendable, Equatable {
 /// Frames as JSON: small (a plan, a header, facts) and read by code that
 /// must refuse anything malformed, which `JSONDecoder` does.
 enum WorkerWire {
-    /// A frame is a few kilobytes; anything larger is refused, not read.
-    static let maxFrameBytes = 1 << 20
+    /// A frame is a few hundred bytes (a plan, facts with their ThumbHash);
+    /// anything past 64 KiB is refused, not read.
+    static let maxFrameBytes = 64 << 10
 
     static func encode<T: Encodable>(_ value: T) throws(SandboxError) -> [UInt8] {
         do {
