@@ -62,12 +62,28 @@ public final class SandboxEngine: RenderEngine {
         return plan
     }
 
+    public func planAndRender(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                              focus: FocalPoint?, encoding: EncodingSpec,
+                              budget: JobBudget) throws(ServiceError) -> PlannedRender {
+        let (reply, fds) = try run(.planAndRender(variant: variant, limits: limits, focus: focus, encoding: encoding,
+                                                  admittedBytes: budget.admittedBytes),
+                                   original: original, budget: budget)
+        if case .plan(let plan) = reply { return .needsMore(plan) }
+        return .rendered(try output(reply, fds, maxSide: limits.maxOutputDimension))
+    }
+
     public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
                        budget: JobBudget) throws(ServiceError) -> RenderOutput {
         let (reply, fds) = try run(.render(plan: plan, factsSHA256: factsSHA256, encoding: encoding),
                                    original: original, budget: budget)
+        return try output(reply, fds, maxSide: max(plan.geometry.width, plan.geometry.height))
+    }
+
+    /// A render's answer, checked: its bitmap is no larger than the result may be.
+    private func output(_ reply: WorkerReply, _ fds: [OwnedFileDescriptor],
+                        maxSide: Int) throws(ServiceError) -> RenderOutput {
         guard case .rendered(let bw, let bh, let facts, let format, let width, let height) = reply, fds.count == 2,
-              bw > 0, bh > 0, bw <= plan.geometry.width, bh <= plan.geometry.height
+              bw > 0, bh > 0, bw <= maxSide, bh <= maxSide
         else { throw unexpected(reply) }
         let pixels = try read(fds[0], maxBytes: bw * bh * 4)
         guard pixels.count == bw * bh * 4 else { throw unexpected(reply) }

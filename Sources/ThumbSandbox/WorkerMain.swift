@@ -97,16 +97,16 @@ public enum WorkerMain {
                     return (.header(try engine.probe(original, limits: limits, budget: budget)), [])
                 case .facts(let header, let sha256):
                     return (.facts(try engine.facts(original, header: header, sha256: sha256, budget: budget)), [])
-                case .render(let plan, let sha256, let encoding):
-                    let output = try engine.render(original, plan: plan, factsSHA256: sha256, encoding: encoding,
-                                                   budget: budget)
-                    let memories = try shared { () throws(SandboxError) in
-                        [try SharedMemory.sealed(name: "thumbd-bitmap", bytes: output.bitmap.pixels),
-                         try SharedMemory.sealed(name: "thumbd-encoded", bytes: output.encoded.bytes)]
+                case .planAndRender(let variant, let limits, let focus, let encoding, let admitted):
+                    let job = JobBudget(seconds: request.seconds, admittedBytes: admitted)
+                    switch try engine.planAndRender(original, variant: variant, limits: limits, focus: focus,
+                                                    encoding: encoding, budget: job) {
+                    case .rendered(let output): return try rendered(output)
+                    case .needsMore(let plan): return (.plan(plan), [])
                     }
-                    return (.rendered(bitmapWidth: output.bitmap.width, bitmapHeight: output.bitmap.height,
-                                      facts: output.facts, format: output.encoded.format,
-                                      width: output.encoded.width, height: output.encoded.height), memories)
+                case .render(let plan, let sha256, let encoding):
+                    return try rendered(try engine.render(original, plan: plan, factsSHA256: sha256,
+                                                          encoding: encoding, budget: budget))
                 case .encode:
                     preconditionFailure("handled above")
                 }
@@ -114,6 +114,17 @@ public enum WorkerMain {
         } catch {
             return (.failed(error), [])
         }
+    }
+
+    /// A render's reply: its bitmap and rendition as sealed memfds.
+    private static func rendered(_ output: RenderOutput) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
+        let memories = try shared { () throws(SandboxError) in
+            [try SharedMemory.sealed(name: "thumbd-bitmap", bytes: output.bitmap.pixels),
+             try SharedMemory.sealed(name: "thumbd-encoded", bytes: output.encoded.bytes)]
+        }
+        return (.rendered(bitmapWidth: output.bitmap.width, bitmapHeight: output.bitmap.height, facts: output.facts,
+                          format: output.encoded.format, width: output.encoded.width, height: output.encoded.height),
+                memories)
     }
 
     /// A shared-memory step whose failure is the worker's, not the image's.

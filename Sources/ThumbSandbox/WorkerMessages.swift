@@ -1,5 +1,6 @@
 import Foundation
 import ThumbCodec
+import ThumbImaging
 import ThumbService
 
 /// One job the daemon sends a worker, as one JSON frame (Isolation.md §
@@ -9,6 +10,8 @@ import ThumbService
 struct WorkerRequest: Codable, Sendable {
     enum Job: Codable, Sendable {
         case plan(variant: PreparedVariant, limits: PipelineLimits)
+        case planAndRender(variant: PreparedVariant, limits: PipelineLimits, focus: FocalPoint?,
+                           encoding: EncodingSpec, admittedBytes: Int)
         case render(plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec)
         case encode(width: Int, height: Int, encoding: EncodingSpec)
         case probe(limits: PipelineLimits)
@@ -18,6 +21,7 @@ struct WorkerRequest: Codable, Sendable {
         var kind: WorkerJobKind {
             switch self {
             case .plan: .plan
+            case .planAndRender: .render
             case .render: .render
             case .encode: .encode
             case .probe: .probe

@@ -61,6 +61,14 @@ public protocol RenderEngine: Sendable {
     func plan(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
               budget: JobBudget) throws(ServiceError) -> RenderPlan
 
+    /// Plan, and then — when the plan's decode fits `budget.admittedBytes` —
+    /// decode, scale, compose and encode it in the same job, on the bytes read
+    /// once: a render whose original's facts are known (or not wanted) is one
+    /// job. `focus` places an attention window.
+    func planAndRender(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                       focus: FocalPoint?, encoding: EncodingSpec,
+                       budget: JobBudget) throws(ServiceError) -> PlannedRender
+
     /// Decode, scale, compose and encode `plan`; with `factsSHA256`, the
     /// original's facts on the way (ThumbnailPipeline.prepareWithFacts).
     func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
@@ -79,6 +87,14 @@ public protocol RenderEngine: Sendable {
     /// Workers killed at their deadline and workers that died (Statistics.md
     /// `render.killed`, `render.crashed`); zero for an engine without workers.
     var counts: EngineCounts { get }
+}
+
+/// What `planAndRender` did.
+public enum PlannedRender: Sendable {
+    case rendered(RenderOutput)
+    /// The decode needs more memory than the job was admitted with: the
+    /// plan (its window placed), for a second job admitted at its estimate.
+    case needsMore(RenderPlan)
 }
 
 /// Figures of an engine for `/stats` (`render.killed`, `render.crashed`) and
@@ -106,6 +122,19 @@ public struct InProcessEngine: RenderEngine {
     public func plan(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
                      budget: JobBudget) throws(ServiceError) -> RenderPlan {
         try ThumbnailPipeline.plan(source: try original.read(), variant: variant, limits: limits)
+    }
+
+    public func planAndRender(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                              focus: FocalPoint?, encoding: EncodingSpec,
+                              budget: JobBudget) throws(ServiceError) -> PlannedRender {
+        let deadline = budget.deadline
+        let source = try original.read()
+        var plan = try ThumbnailPipeline.plan(source: source, variant: variant, limits: limits)
+        if let focus { plan = plan.placed(onFocus: focus) }
+        guard plan.estimatedMemory <= budget.admittedBytes else { return .needsMore(plan) }
+        if deadline.hasPassed { throw .renderTimedOut }
+        return .rendered(try Self.render(source: source, plan: plan, factsSHA256: nil, encoding: encoding,
+                                         deadline: deadline))
     }
 
     public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,

@@ -32,6 +32,32 @@ extension ThumbnailService {
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let started = ContinuousClock.now
             probeHook.withLock { $0 }?()
+            // The common miss — the original's facts known, or nothing could keep them — is one
+            // job: plan and render on one read of the bytes (a second job only when the decode
+            // needs more memory than the probe was admitted with).
+            let known = knownFacts(url: request.sourceURL, original)
+            if known != nil || (!request.variant.prepared.needsFocus && !canKeepFacts(url: request.sourceURL)) {
+                let planned: PlannedRender
+                do throws(ServiceError) {
+                    planned = try engine.planAndRender(original.file, variant: request.variant.prepared, limits: limits,
+                                                       focus: known?.focus, encoding: request.variant.encoding,
+                                                       budget: JobBudget(seconds: seconds, admittedBytes: admitted))
+                } catch {
+                    negative.remember(request.sourceURL, error)
+                    throw error
+                }
+                switch planned {
+                case .rendered(let output):
+                    return finish(request, original, output, facts: .none)
+                case .needsMore(let plan):
+                    let spent = Self.seconds(since: started)
+                    let estimate = plan.estimatedMemory
+                    return .needsMore(cost: estimate) { [self] () throws(ServiceError) in
+                        try decode(request, original, plan: plan, facts: .none,
+                                   budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
+                    }
+                }
+            }
             var plan: RenderPlan
             do throws(ServiceError) {
                 plan = try engine.plan(original.file, variant: request.variant.prepared, limits: limits,
@@ -131,9 +157,17 @@ extension ThumbnailService {
             negative.remember(request.sourceURL, error)
             throw error
         }
+        return finish(request, original, output, facts: facts)
+    }
+
+    /// Keeps what a render made — the prepared bitmap, the rendition — and
+    /// leaves the original's facts for later when `facts` says so.
+    private func finish(_ request: ThumbnailRequest, _ original: Original, _ output: RenderOutput,
+                        facts: FactsWork) -> RenderStep {
+        let sha = original.metadata.sha256
         memory.insert(.prepared(output.bitmap, originalSHA256: sha),
                       for: .prepared(url: request.sourceURL, request.variant.prepared))
-        if facts == .later { computeFactsInBackground(url: url, original) }
+        if facts == .later { computeFactsInBackground(url: request.sourceURL, original) }
         return .done(keep(request, output.encoded, sha256: sha), original.outcome)
     }
 
