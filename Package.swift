@@ -12,8 +12,10 @@ import PackageDescription
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
 //   ThumbService (its configuration, disk store, memory cache, coalescing, render queue, pipeline,
 //     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbClock, CThumbSys
+//   ThumbSandbox (the worker processes every probe, decode and encode runs in: channel, spawn,
+//     shared memory, memory cap, seccomp; the worker's own loop) → ThumbService, CThumbSandbox
 //   ThumbAPI (routes, handler, error answers, /stats and /metrics, signing, the config file,
-//     Daemon assembly) → ThumbService, ThumbHTTP
+//     Daemon assembly) → ThumbService, ThumbSandbox, ThumbHTTP
 //   thumbd (CLI, signals, systemd, logging) → ThumbAPI
 let package = Package(
     name: "thumbd",
@@ -41,6 +43,8 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("z")]),
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Worker processes' system layer: channel, spawn, memfd, memory cap, seccomp.
+        .target(name: "CThumbSandbox"),
 
         // Optimized in debug builds too: its per-pixel SIMD loops run ~10× slower
         // unoptimized, and the test suite renders thousands of images.
@@ -53,10 +57,11 @@ let package = Package(
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbClock"]),
 
         .target(name: "ThumbJSON"),
+        .target(name: "ThumbSandbox", dependencies: ["CThumbSandbox", "ThumbService", "ThumbCodec", "ThumbImaging"]),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
         .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHashFormat", "ThumbFetch", "ThumbJSON", "CCrypto",
                                                      "ThumbClock", "CThumbSys"]),
-        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
+        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
                                                  "ThumbClock"]),
 
         // The client library: none of the server's modules; libcrypto for HMAC on Linux only
@@ -68,7 +73,7 @@ let package = Package(
         .executableTarget(name: "ThumbClientExample", dependencies: ["ThumbClient"]),
 
         .executableTarget(name: "thumbd",
-                          dependencies: ["ThumbAPI", "ThumbService", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
+                          dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
                                          "ThumbJSON", "ThumbClock"]),
 
         .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging"]),
@@ -95,8 +100,9 @@ let package = Package(
         .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch", "CThumbCurl", "ThumbTestSupport"]),
         .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbFetch", "ThumbImaging", "ThumbClock",
                                                               "ThumbTestSupport"]),
-        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
+        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
                                                           "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbSandboxTests", dependencies: ["ThumbSandbox", "CThumbSandbox"], exclude: ["Fixtures"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
         .testTarget(name: "ThumbClientTests", dependencies: ["ThumbClient", "ThumbAPI", "ThumbService", "ThumbHTTP",
                                                              "ThumbTestSupport"]),

@@ -24,6 +24,8 @@ enum { HEIF_SIDE_LIMIT = 32768 };
 static pthread_once_t heif_once = PTHREAD_ONCE_INIT;
 static void heif_start(void) { heif_init(NULL); }   // registers the built-in codecs; never undone
 
+void thumbd_heif_start(void) { pthread_once(&heif_once, heif_start); }
+
 static int heif_status(struct heif_error error, char *message, size_t message_size) {
     if (error.code == heif_error_Ok) return THUMBD_OK;
     thumbd_set_message(message, message_size, error.message ? error.message : "HEIF decoding failed");

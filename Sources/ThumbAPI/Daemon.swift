@@ -1,6 +1,7 @@
 import Synchronization
 import ThumbFetch
 import ThumbHTTP
+import ThumbSandbox
 import ThumbService
 
 /// The running service, assembled from one configuration: disk store,
@@ -24,13 +25,16 @@ public final class Daemon: Sendable {
     /// `fetcher`: nil downloads with the real `Fetcher` under the
     /// configuration's origin rules. `accessLog` is called after every
     /// response; keep it cheap.
+    /// `engine`: nil runs every probe, decode and encode in sandboxed worker
+    /// processes started from the thumbd binary (Isolation.md).
     public init(configuration: DaemonConfiguration, disk: DiskStore?, fetcher: (any OriginFetching)? = nil,
-                accessLog: (@Sendable (ResponseRecord) -> Void)? = nil) {
+                engine: (any RenderEngine)? = nil, accessLog: (@Sendable (ResponseRecord) -> Void)? = nil) {
         running = Mutex(configuration)
         let core = configuration.service
         service = ThumbnailService(configuration: core,
                                    fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: core)),
-                                   disk: disk)
+                                   disk: disk,
+                                   engine: engine ?? SandboxEngine(executable: WorkerExecutable.resolve()))
         // The handler reports the server's figures and the server calls the
         // handler: the reference is set once, before the first request. It is
         // weak because the server owns the handler; a strong one would be a
@@ -85,9 +89,14 @@ public final class Daemon: Sendable {
     }
 
     /// Graceful stop: no new connections, requests in flight finish within
-    /// `deadline` seconds; `completion` runs once no connection is left.
+    /// `deadline` seconds; `completion` runs once no connection is left and
+    /// the idle render workers have ended (reaped, so none outlives its
+    /// daemon even for the moment `PR_SET_PDEATHSIG` takes).
     public func drain(deadline: Double, completion: @escaping @Sendable () -> Void) {
-        server.drain(deadline: deadline, completion: completion)
+        server.drain(deadline: deadline) { [service] in
+            (service.engine as? SandboxEngine)?.shutdown()
+            completion()
+        }
     }
 }
 

@@ -23,6 +23,12 @@ public enum ImageDecoder {
     /// Reads the header: format by magic bytes, size, orientation, alpha,
     /// progressive/interlaced. Refuses more than `maxPixels` pixels (for GIF
     /// and animated WebP the size is the logical screen / canvas).
+    /// Starts what a library starts on first use (libheif's codecs and
+    /// plugins), so that a sandboxed worker has it before it may open no file.
+    public static func startLibraries() {
+        thumbd_heif_start()
+    }
+
     public static func probe(_ data: [UInt8], maxPixels: Int) throws(CodecError) -> ImageHeader {
         guard !data.isEmpty else { throw .empty }
         guard let format = ImageFormat.sniff(data) else {

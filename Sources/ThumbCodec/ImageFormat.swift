@@ -1,6 +1,6 @@
 /// The source formats thumbd decodes, told apart by their first bytes only
 /// (never by a file name or a Content-Type).
-public enum ImageFormat: String, Sendable, CaseIterable {
+public enum ImageFormat: String, Sendable, CaseIterable, Codable {
     case jpeg
     case png
     case webp

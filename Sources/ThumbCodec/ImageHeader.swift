@@ -2,8 +2,8 @@ import CThumbCodec
 import ThumbImaging
 
 /// What a header probe learns without decoding pixels.
-public struct ImageHeader: Sendable, Equatable {
-    public enum ColorModel: Sendable, Equatable { case gray, rgb, ycc, cmyk, ycck, other }
+public struct ImageHeader: Sendable, Equatable, Codable {
+    public enum ColorModel: Sendable, Equatable, Codable { case gray, rgb, ycc, cmyk, ycck, other }
 
     public let format: ImageFormat
     /// Stored width (before orientation).

@@ -1,13 +1,13 @@
 /// Where `cover` places its crop window and `contain` its image (API.md §
 /// Composition). `attention` places the window on the original's focus.
-public enum Gravity: String, Sendable, CaseIterable {
+public enum Gravity: String, Sendable, CaseIterable, Codable {
     case center, north, south, east, west, northeast, northwest, southeast, southwest, attention
 }
 
 /// A point of the oriented source as fractions of its width and height,
 /// kept in thousandths (the three digits `fp` and `/info`'s `focus` allow),
 /// so it is exact, hashable and spelled one way in keys.
-public struct FocalPoint: Hashable, Sendable {
+public struct FocalPoint: Hashable, Sendable, Codable {
     /// 0…1000: thousandths of the width, from the left.
     public let x: Int
     /// 0…1000: thousandths of the height, from the top.
@@ -38,7 +38,7 @@ public struct FocalPoint: Hashable, Sendable {
 }
 
 /// An sRGB colour with straight alpha: `bg`'s value.
-public struct RGBAColor: Hashable, Sendable {
+public struct RGBAColor: Hashable, Sendable, Codable {
     public var r: UInt8, g: UInt8, b: UInt8, a: UInt8
 
     public init(r: UInt8, g: UInt8, b: UInt8, a: UInt8 = 255) {

@@ -1,6 +1,6 @@
 /// EXIF orientation (tag 0x0112): how the stored pixels must be transformed
 /// to show the image upright. Raw values are the EXIF values 1…8.
-public enum Orientation: Int, Sendable, CaseIterable {
+public enum Orientation: Int, Sendable, CaseIterable, Codable {
     /// 1: stored upright.
     case up = 1
     /// 2: mirrored left-right.

@@ -1,5 +1,5 @@
 /// How a thumbnail fills its target box (API.md § Geometry).
-public enum Fit: String, Sendable, CaseIterable {
+public enum Fit: String, Sendable, CaseIterable, Codable {
     /// Fit inside the box, aspect kept, no padding.
     case inside
     /// Cover the box, aspect kept, cropped to it (where: `gravity`, `fp`).
@@ -27,7 +27,7 @@ public enum GeometryError: Error, Equatable, Sendable {
 /// `contain` pads (the result is larger than the window, the rest is the
 /// background); for `inside` and `fill` the window, the scaled image and the
 /// result are one and the same.
-public struct ThumbnailGeometry: Equatable, Sendable {
+public struct ThumbnailGeometry: Equatable, Sendable, Codable {
     /// Sides of the resampled image.
     public let scaledWidth: Int
     public let scaledHeight: Int

@@ -1,5 +1,5 @@
 /// The `format` parameter (API.md § Output).
-public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
+public enum OutputFormat: String, Sendable, Hashable, CaseIterable, Codable {
     /// PNG when the prepared bitmap has any alpha below 255, else JPEG.
     case auto
     case jpeg

@@ -5,7 +5,7 @@
 /// (status, code, body, headers, caching). The HTTP layer answers the errors
 /// of a request it cannot read (413, 414, 431, 408, …) itself, before any of
 /// this runs.
-public enum ServiceError: Error, Equatable, Sendable {
+public enum ServiceError: Error, Equatable, Sendable, Codable {
     case badRequest(String)
     case unauthorized
     case forbiddenSource(String)
@@ -20,6 +20,11 @@ public enum ServiceError: Error, Equatable, Sendable {
     /// The render ran past `limits.maxRenderSeconds` and was stopped: answered
     /// like `corruptImage` but never remembered or cached, since load can cause it.
     case renderTimedOut
+    /// The worker process running the job died of a signal (a decoder
+    /// crashed, or an allocation past its memory cap failed where nothing
+    /// could recover): answered like `corruptImage`, never remembered — the
+    /// next try gets a fresh worker (Isolation.md).
+    case workerCrashed(String)
     case internalError(String)
     case originError(String)
     case overloaded
@@ -28,7 +33,7 @@ public enum ServiceError: Error, Equatable, Sendable {
     /// A human-readable explanation for the JSON `message` field and logs.
     public var message: String {
         switch self {
-        case .badRequest(let m), .forbiddenSource(let m), .unsupportedFormat(let m),
+        case .badRequest(let m), .forbiddenSource(let m), .unsupportedFormat(let m), .workerCrashed(let m),
              .imageTooLarge(let m), .corruptImage(let m), .originError(let m), .originTimeout(let m):
             m
         case .internalError: "internal error"
@@ -63,7 +68,7 @@ public enum ServiceError: Error, Equatable, Sendable {
         case .sourceNotFound, .unsupportedFormat, .corruptImage, .imageTooLarge, .sourceTooLarge: .lasting
         case .originError: .remembered
         case .badRequest, .unauthorized, .forbiddenSource, .badSignature, .notFound, .methodNotAllowed,
-             .renderTimedOut, .internalError, .overloaded, .originTimeout: .momentary
+             .renderTimedOut, .workerCrashed, .internalError, .overloaded, .originTimeout: .momentary
         }
     }
 }

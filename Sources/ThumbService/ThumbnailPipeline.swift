@@ -2,7 +2,7 @@ import ThumbCodec
 import ThumbImaging
 
 /// Limits the pipeline enforces (Configuration.md `limits`).
-public struct PipelineLimits: Sendable, Equatable {
+public struct PipelineLimits: Sendable, Equatable, Codable {
     /// Largest source accepted, in pixels (width·height, read from the header).
     public var maxSourcePixels: Int
     /// Largest result side in pixels.
@@ -15,7 +15,7 @@ public struct PipelineLimits: Sendable, Equatable {
 }
 
 /// What a render will do, known from the header alone.
-public struct RenderPlan: Sendable {
+public struct RenderPlan: Sendable, Codable {
     /// Bytes a header probe is admitted with (SourcesAndLimits.md § Renders),
     /// before its plan is known: the original's bytes, read whole; as much
     /// again for the libraries' copies of them (libjpeg keeps every APP1
@@ -87,6 +87,13 @@ public struct EncodedThumbnail: Sendable {
     public let format: OutputFormat
     public let width: Int
     public let height: Int
+
+    public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int) {
+        self.bytes = bytes
+        self.format = format
+        self.width = width
+        self.height = height
+    }
 }
 
 /// Decode → scale → encode, synchronously, on the calling thread. The service

@@ -6,7 +6,7 @@ import ThumbImaging
 /// The composition fields (API.md § Composition) are nil when the request
 /// and its preset do not give them, or give them where they are inert
 /// (`gravity` with `inside` or `fill`): a nil field is absent from the key.
-public struct PreparedVariant: Hashable, Sendable {
+public struct PreparedVariant: Hashable, Sendable, Codable {
     public var width: Int?
     public var height: Int?
     public var fit: Fit
@@ -65,6 +65,11 @@ public struct ThumbnailVariant: Hashable, Sendable {
     /// canvas already holds `bg`: flattening onto it again would apply a
     /// translucent one twice, so that canvas goes over white.
     public var flattenBackground: RGBAColor? { prepared.fit == .contain ? nil : background }
+
+    /// How a prepared bitmap of this variant becomes its rendition.
+    public var encoding: EncodingSpec {
+        EncodingSpec(format: format, quality: quality, background: flattenBackground)
+    }
 
     /// A canonical, stable text form built from parsed values (never the raw
     /// query), used in cache keys and ETags. Composition fields appear only

@@ -1,8 +1,15 @@
 import Foundation
 import ThumbAPI
+import ThumbSandbox
 
 // Entry point: parse the command line, run one command, exit with its status
 // (CommandLine.md: 0 success, 1 runtime failure, 2 usage or configuration error).
+
+// A render worker the daemon started (Isolation.md): internal, never on the usage line.
+if CommandLine.arguments.count >= 2 && CommandLine.arguments[1] == WorkerMain.subcommand {
+    WorkerMain.run(arguments: Array(CommandLine.arguments.dropFirst(2)))
+}
+
 let command: Command
 do {
     command = try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst()))

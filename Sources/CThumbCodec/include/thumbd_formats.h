@@ -40,6 +40,11 @@ thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
 thumbd_decoder *thumbd_gif_open(const void *data, size_t length, uint32_t *out_width, uint32_t *out_height,
                                 int *status, char *message, size_t message_size);
 /// max_pixels: the same limit the probe was given (it bounds libheif's per-item size check).
+/// libheif's start-up (heif_init: its codecs and any plugins it loads), at
+/// most once per process; its decoder calls it too. A sandboxed worker calls
+/// it before its filter forbids opening files.
+void thumbd_heif_start(void);
+
 thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size);

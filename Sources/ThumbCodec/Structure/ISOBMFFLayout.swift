@@ -1,7 +1,7 @@
 /// What the ISOBMFF walk learnt of an AVIF or HEIC file that the probe, the
 /// decoder choice and the memory estimate need.
-struct ISOBMFFLayout: Sendable, Equatable {
-    enum Coding: Sendable, Equatable {
+struct ISOBMFFLayout: Sendable, Equatable, Codable {
+    enum Coding: Sendable, Equatable, Codable {
         /// Every coded image of the primary item (and its alpha) is AV1: libavif's.
         case av1
         /// Every one is HEVC: libheif's, the only files libheif sees, so its

@@ -96,6 +96,7 @@ private extension ServiceError {
         switch self {
         case .badRequest(let m), .forbiddenSource(let m), .unsupportedFormat(let m), .imageTooLarge(let m),
              .corruptImage(let m), .internalError(let m), .originError(let m), .originTimeout(let m),
+             .workerCrashed(let m),
              .methodNotAllowed(let m):
             m.heapBytes
         case .unauthorized, .badSignature, .notFound, .sourceNotFound, .sourceTooLarge, .renderTimedOut, .overloaded:

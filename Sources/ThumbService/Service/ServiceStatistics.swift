@@ -5,4 +5,6 @@ public struct ServiceStatistics: Equatable, Sendable {
     public var disk: DiskStore.Statistics
     public var counters: ServiceCounters
     public var render: RenderQueue.Statistics
+    /// The render workers' kills and crashes (Isolation.md).
+    public var engine: EngineCounts = EngineCounts()
 }

@@ -117,21 +117,21 @@ extension ThumbnailService {
             }
             let started = ContinuousClock.now
             do throws(ServiceError) {
-                let deadline = RenderDeadline(seconds: seconds)
-                let source = try original.file.read()
                 probeHook.withLock { $0 }?()
-                let header = try ThumbnailPipeline.probe(source: source, limits: limits)
-                if deadline.hasPassed { throw .renderTimedOut }
-                let estimate = ThumbnailPipeline.canonicalDecodeMemory(header, sourceBytes: source.count)
+                let header = try engine.probe(original.file, limits: limits,
+                                              budget: JobBudget(seconds: seconds, admittedBytes: admitted))
+                let spent = Self.seconds(since: started)
+                if spent >= seconds { throw .renderTimedOut }
+                let estimate = ThumbnailPipeline.canonicalDecodeMemory(header, sourceBytes: original.file.length)
                 if estimate <= admitted {
-                    return done(.success(try ThumbnailPipeline.facts(source: source, header: header, sha256: sha,
-                                                                     deadline: deadline)))
+                    return done(.success(try engine.facts(original.file, header: header, sha256: sha,
+                                                          budget: JobBudget(seconds: seconds - spent,
+                                                                            admittedBytes: admitted))))
                 }
-                let spent = (ContinuousClock.now - started) / .seconds(1)
-                submitInfoJob(cost: estimate, priority: priority, ahead: true, refused) {
+                submitInfoJob(cost: estimate, priority: priority, ahead: true, refused) { [self] in
                     done(Result { () throws(ServiceError) in
-                        try ThumbnailPipeline.facts(source: try original.file.read(), header: header, sha256: sha,
-                                                    deadline: RenderDeadline(seconds: seconds - spent))
+                        try engine.facts(original.file, header: header, sha256: sha,
+                                         budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
                     })
                 }
             } catch {

@@ -31,29 +31,60 @@ extension ThumbnailService {
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let started = ContinuousClock.now
-            let deadline = RenderDeadline(seconds: seconds)
-            let source = try original.file.read()
             probeHook.withLock { $0 }?()
+            // The common miss — the original's facts known, or nothing could keep them — is one
+            // job: plan and render on one read of the bytes (a second job only when the decode
+            // needs more memory than the probe was admitted with).
+            let known = knownFacts(url: request.sourceURL, original)
+            if known != nil || (!request.variant.prepared.needsFocus && !canKeepFacts(url: request.sourceURL)) {
+                let planned: PlannedRender
+                do throws(ServiceError) {
+                    planned = try engine.planAndRender(original.file, variant: request.variant.prepared, limits: limits,
+                                                       focus: known?.focus, encoding: request.variant.encoding,
+                                                       budget: JobBudget(seconds: seconds, admittedBytes: admitted))
+                } catch {
+                    negative.remember(request.sourceURL, error)
+                    throw error
+                }
+                switch planned {
+                case .rendered(let output):
+                    return finish(request, original, output, facts: .none)
+                case .needsMore(let plan):
+                    let spent = Self.seconds(since: started)
+                    let estimate = plan.estimatedMemory
+                    return .needsMore(cost: estimate) { [self] () throws(ServiceError) in
+                        try decode(request, original, plan: plan, facts: .none,
+                                   budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
+                    }
+                }
+            }
             var plan: RenderPlan
             do throws(ServiceError) {
-                plan = try ThumbnailPipeline.plan(source: source, variant: request.variant.prepared, limits: limits)
+                plan = try engine.plan(original.file, variant: request.variant.prepared, limits: limits,
+                                       budget: JobBudget(seconds: seconds, admittedBytes: admitted))
             } catch {
                 negative.remember(request.sourceURL, error)
                 throw error
             }
-            if deadline.hasPassed { throw .renderTimedOut }
+            let spent = Self.seconds(since: started)
+            if spent >= seconds { throw .renderTimedOut }
             let facts = factsWork(request, original, &plan, budget: budget)
             let estimate = facts == .inline ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
             if estimate <= admitted {
-                return try decode(request, original, source: source, plan: plan, facts: facts, deadline: deadline)
+                return try decode(request, original, plan: plan, facts: facts,
+                                  budget: JobBudget(seconds: seconds - spent, admittedBytes: admitted))
             }
-            let spent = (ContinuousClock.now - started) / .seconds(1)
             return .needsMore(cost: estimate) { [self, plan] () throws(ServiceError) in
-                let deadline = RenderDeadline(seconds: seconds - spent)
-                let source = try original.file.read()
-                return try decode(request, original, source: source, plan: plan, facts: facts, deadline: deadline)
+                try decode(request, original, plan: plan, facts: facts,
+                           budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
             }
         }
+    }
+
+    /// Seconds since `start` on the monotonic clock: the part of a render's
+    /// deadline its earlier jobs spent.
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        (ContinuousClock.now - start) / .seconds(1)
     }
 
     /// What a render does about its original's facts (API.md § /info: they
@@ -84,49 +115,60 @@ extension ThumbnailService {
         return ThumbnailPipeline.sharesCanonicalDecode(plan) && plan.estimatedMemoryWithFacts <= budget ? .inline : .later
     }
 
-    /// Decode, scale, keep the prepared bitmap, encode: the end of every
-    /// render; the original's facts too when `facts` says so, kept for the
-    /// renders after it.
-    private func decode(_ request: ThumbnailRequest, _ original: Original, source: [UInt8], plan: RenderPlan,
-                        facts: FactsWork, deadline: RenderDeadline) throws(ServiceError) -> RenderStep {
-        let bitmap: Bitmap
+    /// Decode, scale, compose and encode in one job of the engine, then keep
+    /// the prepared bitmap and the rendition: the end of every render; the
+    /// original's facts too when `facts` says so, kept for the renders after it.
+    private func decode(_ request: ThumbnailRequest, _ original: Original, plan: RenderPlan,
+                        facts: FactsWork, budget: JobBudget) throws(ServiceError) -> RenderStep {
+        let output: RenderOutput
         let url = request.sourceURL, sha = original.metadata.sha256
+        let encoding = request.variant.encoding
+        let started = ContinuousClock.now
+        func remaining() -> JobBudget {
+            JobBudget(seconds: budget.seconds - Self.seconds(since: started), admittedBytes: budget.admittedBytes)
+        }
         do throws(ServiceError) {
-            // Claimed here, on the worker, and settled before it returns: no path leaves the flight open.
+            // Claimed here, on the render thread, and settled before it returns: no path leaves the flight open.
             if facts == .inline, factsFlights.join(url, { _ in }) {
                 if let known = knownFacts(url: url, original) {
                     // Kept by another route since this render looked: used, not computed again.
                     factsFlights.complete(url, with: .success(known))
-                    bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan.placed(onFocus: known.focus),
-                                                           deadline: deadline)
+                    output = try engine.render(original.file, plan: plan.placed(onFocus: known.focus),
+                                               factsSHA256: nil, encoding: encoding, budget: remaining())
                 } else {
                     do throws(ServiceError) {
-                        let facts: OriginalFacts
-                        (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan,
-                                                                                 sha256: sha, deadline: deadline)
-                        remember(facts, url: url)
-                        factsFlights.complete(url, with: .success(facts))
+                        output = try engine.render(original.file, plan: plan, factsSHA256: sha, encoding: encoding,
+                                                   budget: remaining())
+                        guard let computed = output.facts else { throw .internalError("the render returned no facts") }
+                        remember(computed, url: url)
+                        factsFlights.complete(url, with: .success(computed))
                     } catch {
                         factsFlights.complete(url, with: .failure(error))
                         throw error
                     }
                 }
-            } else if facts == .inline && plan.geometry.needsFocus {
-                // `/info` is computing them this moment; this window cannot wait for its focus.
-                bitmap = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan, sha256: sha,
-                                                                deadline: deadline).0
             } else {
-                bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
+                // With `/info` computing them this moment, an attention window cannot wait for its focus.
+                let needsFocus = facts == .inline && plan.geometry.needsFocus
+                output = try engine.render(original.file, plan: plan, factsSHA256: needsFocus ? sha : nil,
+                                           encoding: encoding, budget: remaining())
             }
         } catch {
             negative.remember(request.sourceURL, error)
             throw error
         }
-        memory.insert(.prepared(bitmap, originalSHA256: original.metadata.sha256),
+        return finish(request, original, output, facts: facts)
+    }
+
+    /// Keeps what a render made — the prepared bitmap, the rendition — and
+    /// leaves the original's facts for later when `facts` says so.
+    private func finish(_ request: ThumbnailRequest, _ original: Original, _ output: RenderOutput,
+                        facts: FactsWork) -> RenderStep {
+        let sha = original.metadata.sha256
+        memory.insert(.prepared(output.bitmap, originalSHA256: sha),
                       for: .prepared(url: request.sourceURL, request.variant.prepared))
-        if facts == .later { computeFactsInBackground(url: url, original) }
-        return .done(try encode(request, bitmap: bitmap, sha256: original.metadata.sha256, deadline: deadline),
-                     original.outcome)
+        if facts == .later { computeFactsInBackground(url: request.sourceURL, original) }
+        return .done(keep(request, output.encoded, sha256: sha), original.outcome)
     }
 
     /// Queues one job of a render; `ahead` for the second job of a render
@@ -196,17 +238,16 @@ extension ThumbnailService {
         return .imageTooLarge("the original's \(original.file.length) bytes alone are over maxDecodeMemoryBytes \(budget)")
     }
 
-    /// Configuration.md `maxRenderSeconds`: counted from when a worker
-    /// starts the render (time spent queued does not count).
-    func renderDeadline() -> RenderDeadline {
-        RenderDeadline(seconds: config.limits.maxRenderSeconds)
+    /// Encodes a prepared bitmap from the memory cache in one job of the engine.
+    func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String) throws(ServiceError) -> Rendition {
+        let encoded = try engine.encode(bitmap, encoding: request.variant.encoding,
+                                        budget: JobBudget(seconds: config.limits.maxRenderSeconds,
+                                                          admittedBytes: bitmap.byteCount))
+        return keep(request, encoded, sha256: sha256)
     }
 
-    func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
-                deadline: RenderDeadline) throws(ServiceError) -> Rendition {
-        let v = request.variant
-        let encoded = try ThumbnailPipeline.encode(bitmap, format: v.format, quality: v.quality,
-                                                   background: v.flattenBackground, deadline: deadline)
+    /// The rendition of an encoded result, kept in the memory cache.
+    func keep(_ request: ThumbnailRequest, _ encoded: EncodedThumbnail, sha256: String) -> Rendition {
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
                                   width: encoded.width, height: encoded.height,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))

@@ -49,13 +49,18 @@ public final class ThumbnailService: Sendable {
     /// Tests: runs on the render worker just before each header probe (a slow
     /// probe without a slow file).
     let probeHook = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Where probes, decodes and encodes run: worker processes in the daemon
+    /// (Isolation.md), this process for the CLI and the pipeline's tests.
+    public let engine: any RenderEngine
 
     /// `clock` ages renders and remembered failures; `wallClock` dates
     /// fetched originals (their age must survive a restart).
     public init<C: Clock>(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
-                          clock: C = ContinuousClock(), wallClock: any WallClock = SystemWallClock())
+                          clock: C = ContinuousClock(), wallClock: any WallClock = SystemWallClock(),
+                          engine: any RenderEngine = InProcessEngine())
     where C.Duration == Duration {
         self.configuration = Mutex(configuration)
+        self.engine = engine
         memory = MemoryCache(limitBytes: configuration.memoryCacheBytes)
         self.disk = disk
         // glibc keeps the heap a storm of renders freed (Testing.md § Attacks and storms,
@@ -169,7 +174,7 @@ public final class ThumbnailService: Sendable {
         if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
             if live { counters.countMemoryHit() }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
-                .done(try self.encode(request, bitmap: bitmap, sha256: sha, deadline: self.renderDeadline()), .memory)
+                .done(try self.encode(request, bitmap: bitmap, sha256: sha), .memory)
             }
             return
         }
@@ -218,7 +223,7 @@ public final class ThumbnailService: Sendable {
         let c = config
         return ServiceStatistics(memory: memory.statistics,
                                  disk: disk?.statistics ?? DiskStore.Statistics(limitBytes: c.diskStore.maxBytes),
-                                 counters: counters.snapshot, render: renders.statistics)
+                                 counters: counters.snapshot, render: renders.statistics, engine: engine.counts)
     }
 
     /// Forgets a source (API.md § Endpoints `DELETE /cache`): its original on disk, every

@@ -12,7 +12,7 @@ import ThumbJSON
 /// Facts belong to the bytes, not to the URL: `sha256` says which bytes, and
 /// facts whose digest is not the original's current one are ignored (an
 /// original found changed on revalidation gets new facts).
-public struct OriginalFacts: Equatable, Sendable {
+public struct OriginalFacts: Equatable, Sendable, Codable {
     /// Bumped when the canonical decode or anything computed from it changes,
     /// so facts stored by an older release are computed again. It is part of
     /// `/info`'s ETag: new facts, new ETag.

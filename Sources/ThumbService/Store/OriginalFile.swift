@@ -22,7 +22,17 @@ public final class OriginalFile: Sendable {
         self.length = length
     }
 
+    /// An original whose descriptor arrived from elsewhere: a worker's job
+    /// (Isolation.md) reads the daemon's stored file through it.
+    public convenience init(adopting descriptor: Int32, offset: Int, length: Int) {
+        self.init(descriptor: descriptor, offset: offset, length: length)
+    }
+
     deinit { close(descriptor) }
+
+    /// The read-only descriptor and where the original starts in it, to pass
+    /// to a worker process; valid while this object lives.
+    public var span: (descriptor: Int32, offset: Int) { (descriptor, offset) }
 
     /// Reads the whole original into memory: on the render worker, when its
     /// job starts, so the bytes count in that job's memory admission.

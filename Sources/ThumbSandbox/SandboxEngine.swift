@@ -1,0 +1,254 @@
+import Foundation
+import Synchronization
+import ThumbCodec
+import ThumbImaging
+import ThumbService
+
+/// The daemon's engine (SPEC §16, Isolation.md): every probe, decode, scale,
+/// compose and encode runs in a worker process spawned from the thumbd
+/// binary, one job at a time per worker. The render-queue thread that runs a
+/// job waits for its worker's answer; past the job's deadline the worker is
+/// killed and replaced, and a worker that dies answers its job
+/// `workerCrashed`. Idle workers wait in a pool; at most one per render
+/// thread is ever busy, so the pool never holds more than `workers` of them.
+public final class SandboxEngine: RenderEngine {
+    /// What a worker may use besides its job's admitted memory: the Swift
+    /// runtime, the libraries' code and tables, a frame's buffers (measured:
+    /// Isolation.md § Memory cap).
+    public static let baseMemoryBytes = 256 << 20
+    /// Grace past the deadline before the kill: a worker that noticed the
+    /// deadline itself answers `renderTimedOut` in that time and is kept.
+    static let killGrace = 0.05
+
+    let executable: String
+    private let idle = Mutex<[Worker]>([])
+    private let killed = Atomic<Int>(0)
+    private let crashed = Atomic<Int>(0)
+    private let spawned = Atomic<Int>(0)
+    /// Tests: chooses a hook for a job from its kind and the original's length.
+    public let testHook = Mutex<(@Sendable (WorkerJobKind, Int) -> WorkerTestHook?)?>(nil)
+    /// Tests: false has the workers skip the JPEG, PNG and GIF structure
+    /// walks, to show what the isolation alone bounds.
+    public let testStructureLimits = Atomic<Bool>(true)
+
+    /// `executable`: the thumbd binary to start workers from
+    /// (`WorkerExecutable.resolve()`).
+    public init(executable: String) {
+        self.executable = executable
+    }
+
+    public var counts: EngineCounts {
+        EngineCounts(killed: killed.load(ordering: .relaxed), crashed: crashed.load(ordering: .relaxed),
+                     spawned: spawned.load(ordering: .relaxed))
+    }
+
+    /// Ends every idle worker (a stopping daemon; busy ones end as their jobs return).
+    public func shutdown() {
+        let workers = idle.withLock { idle in
+            defer { idle.removeAll() }
+            return idle
+        }
+        for worker in workers { worker.end() }
+    }
+
+    deinit { shutdown() }
+
+    // MARK: RenderEngine
+
+    public func plan(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                     budget: JobBudget) throws(ServiceError) -> RenderPlan {
+        let (reply, _) = try run(.plan(variant: variant, limits: limits), original: original, budget: budget)
+        guard case .plan(let plan) = reply else { throw unexpected(reply) }
+        return plan
+    }
+
+    public func planAndRender(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                              focus: FocalPoint?, encoding: EncodingSpec,
+                              budget: JobBudget) throws(ServiceError) -> PlannedRender {
+        let (reply, fds) = try run(.planAndRender(variant: variant, limits: limits, focus: focus, encoding: encoding,
+                                                  admittedBytes: budget.admittedBytes),
+                                   original: original, budget: budget)
+        if case .plan(let plan) = reply { return .needsMore(plan) }
+        return .rendered(try output(reply, fds, maxSide: limits.maxOutputDimension))
+    }
+
+    public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
+                       budget: JobBudget) throws(ServiceError) -> RenderOutput {
+        let (reply, fds) = try run(.render(plan: plan, factsSHA256: factsSHA256, encoding: encoding),
+                                   original: original, budget: budget)
+        return try output(reply, fds, maxSide: max(plan.geometry.width, plan.geometry.height))
+    }
+
+    /// A render's answer, checked: its bitmap is no larger than the result may be.
+    private func output(_ reply: WorkerReply, _ fds: [OwnedFileDescriptor],
+                        maxSide: Int) throws(ServiceError) -> RenderOutput {
+        guard case .rendered(let bw, let bh, let facts, let format, let width, let height) = reply, fds.count == 2,
+              bw > 0, bh > 0, bw <= maxSide, bh <= maxSide
+        else { throw unexpected(reply) }
+        let pixels = try read(fds[0], maxBytes: bw * bh * 4)
+        guard pixels.count == bw * bh * 4 else { throw unexpected(reply) }
+        let bytes = try read(fds[1], maxBytes: Self.maxEncodedBytes(width: width, height: height))
+        return RenderOutput(bitmap: Bitmap(width: bw, height: bh, pixels: pixels), facts: facts,
+                            encoded: EncodedThumbnail(bytes: bytes, format: format, width: width, height: height))
+    }
+
+    public func encode(_ bitmap: Bitmap, encoding: EncodingSpec,
+                       budget: JobBudget) throws(ServiceError) -> EncodedThumbnail {
+        let memory: OwnedFileDescriptor
+        do {
+            memory = try SharedMemory.sealed(name: "thumbd-bitmap", bytes: bitmap.pixels)
+        } catch {
+            throw .internalError("sharing a bitmap with a worker failed: \(error)")
+        }
+        // Open until the job is sent: an optimized build ends an object's life at its last use.
+        let (reply, fds) = try withExtendedLifetime(memory) { () throws(ServiceError) in
+            try run(.encode(width: bitmap.width, height: bitmap.height, encoding: encoding),
+                    descriptor: memory.rawValue, offset: 0, length: bitmap.byteCount, budget: budget)
+        }
+        guard case .encoded(let format, let width, let height) = reply, fds.count == 1,
+              width == bitmap.width, height == bitmap.height else { throw unexpected(reply) }
+        let bytes = try read(fds[0], maxBytes: Self.maxEncodedBytes(width: width, height: height))
+        return EncodedThumbnail(bytes: bytes, format: format, width: width, height: height)
+    }
+
+    public func probe(_ original: OriginalFile, limits: PipelineLimits,
+                      budget: JobBudget) throws(ServiceError) -> ImageHeader {
+        let (reply, _) = try run(.probe(limits: limits), original: original, budget: budget)
+        guard case .header(let header) = reply else { throw unexpected(reply) }
+        return header
+    }
+
+    public func facts(_ original: OriginalFile, header: ImageHeader, sha256: String,
+                      budget: JobBudget) throws(ServiceError) -> OriginalFacts {
+        let (reply, _) = try run(.facts(header: header, sha256: sha256), original: original, budget: budget)
+        guard case .facts(let facts) = reply else { throw unexpected(reply) }
+        return facts
+    }
+
+    // MARK: Jobs
+
+    /// An encoded rendition is never larger than its raw pixels plus the
+    /// containers' overhead (PNG's worst case is a few bytes a row).
+    static func maxEncodedBytes(width: Int, height: Int) -> Int {
+        width * height * 5 + (1 << 20)
+    }
+
+    private func run(_ job: WorkerRequest.Job, original: OriginalFile,
+                     budget: JobBudget) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
+        let span = original.span
+        return try withExtendedLifetime(original) { () throws(ServiceError) in
+            try run(job, descriptor: span.descriptor, offset: span.offset, length: original.length, budget: budget)
+        }
+    }
+
+    /// One job on one worker: a pooled one, or a new one when none waits.
+    /// A worker found dead when its job is sent (it died idle) is replaced
+    /// once; the job itself is never sent twice.
+    private func run(_ job: WorkerRequest.Job, descriptor: Int32?, offset: Int, length: Int, budget: JobBudget,
+                     hook: WorkerTestHook? = nil) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
+        guard budget.seconds > 0 else { throw .renderTimedOut }
+        let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds,
+                                    testHook: hook ?? testHook.withLock { $0 }?(job.kind, length),
+                                    structureLimits: testStructureLimits.load(ordering: .relaxed) ? nil : false)
+        let frame: [UInt8]
+        do {
+            frame = try WorkerWire.encode(request)
+        } catch {
+            throw .internalError("a job that could not be written: \(error)")
+        }
+        let started = ContinuousClock.now
+        var worker = try checkOut()
+        do {
+            try worker.start(frame, descriptor: descriptor, memoryCap: Self.cap(budget))
+        } catch {
+            worker.end()
+            worker = try spawn()
+            do {
+                try worker.start(frame, descriptor: descriptor, memoryCap: Self.cap(budget))
+            } catch {
+                worker.end()
+                throw .internalError("a new worker refused its first job: \(error)")
+            }
+        }
+        let left = budget.seconds - (ContinuousClock.now - started) / .seconds(1) + Self.killGrace
+        switch worker.finish(timeout: .seconds(max(0, left))) {
+        case .answered(let reply, let fds):
+            idle.withLock { $0.append(worker) }
+            if case .failed(let error) = reply { throw error }
+            return (reply, fds)
+        case .hung:
+            killed.add(1, ordering: .relaxed)
+            prewarm()
+            throw .renderTimedOut
+        case .died(let description):
+            crashed.add(1, ordering: .relaxed)
+            prewarm()
+            throw .workerCrashed("the decoding worker \(description)")
+        case .broken(let description):
+            throw .internalError("a worker's answer could not be read: \(description)")
+        }
+    }
+
+    /// Tests: runs `hook` in a worker capped for `admittedBytes`, with a
+    /// one-pixel encode behind it; the errno the hook answered, or 0 when the
+    /// job went on.
+    func probeSandbox(_ hook: WorkerTestHook, admittedBytes: Int = 0) throws(ServiceError) -> Int32 {
+        let memory: OwnedFileDescriptor
+        do {
+            memory = try SharedMemory.sealed(name: "thumbd-probe", bytes: [0, 0, 0, 255])
+        } catch {
+            throw .internalError("\(error)")
+        }
+        let (reply, _) = try withExtendedLifetime(memory) { () throws(ServiceError) in
+            try run(.encode(width: 1, height: 1, encoding: EncodingSpec(format: .png, quality: 80, background: nil)),
+                    descriptor: memory.rawValue, offset: 0, length: 4,
+                    budget: JobBudget(seconds: 30, admittedBytes: admittedBytes), hook: hook)
+        }
+        switch reply {
+        case .hookResult(let errno): return errno
+        case .encoded: return 0
+        default: throw unexpected(reply)
+        }
+    }
+
+    private static func cap(_ budget: JobBudget) -> Int? {
+        WorkerProcess.memoryCapSupported ? budget.admittedBytes + baseMemoryBytes : nil
+    }
+
+    private func checkOut() throws(ServiceError) -> Worker {
+        if let worker = idle.withLock({ $0.popLast() }) { return worker }
+        return try spawn()
+    }
+
+    private func spawn() throws(ServiceError) -> Worker {
+        do {
+            let worker = try Worker.spawn(executable: executable)
+            spawned.add(1, ordering: .relaxed)
+            return worker
+        } catch {
+            throw .internalError("starting a render worker failed: \(error)")
+        }
+    }
+
+    /// A replacement for a killed or crashed worker, started off the
+    /// request's path so the next job finds it ready.
+    private func prewarm() {
+        DispatchQueue.global().async { [weak self] in
+            guard let self, let worker = try? self.spawn() else { return }
+            self.idle.withLock { $0.append(worker) }
+        }
+    }
+
+    private func read(_ fd: OwnedFileDescriptor, maxBytes: Int) throws(ServiceError) -> [UInt8] {
+        guard let raw = fd.rawValue else { throw .internalError("a worker's result without a descriptor") }
+        do {
+            return try SharedMemory.readSealed(raw, maxBytes: maxBytes)
+        } catch {
+            throw .internalError("a worker's result could not be read: \(error)")
+        }
+    }
+
+    private func unexpected(_ reply: WorkerReply) -> ServiceError {
+        .internalError("a worker answered out of turn: \(reply)")
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import ThumbCodec
+import ThumbImaging
+import ThumbService
+
+/// One job the daemon sends a worker, as one JSON frame (Isolation.md §
+/// Protocol). Bulk bytes never travel in the frame: the original is the
+/// daemon's read-only descriptor of the stored file (descriptor 0 of the
+/// frame, at `originalOffset`), and a bitmap to encode a sealed memfd.
+struct WorkerRequest: Codable, Sendable {
+    enum Job: Codable, Sendable {
+        case plan(variant: PreparedVariant, limits: PipelineLimits)
+        case planAndRender(variant: PreparedVariant, limits: PipelineLimits, focus: FocalPoint?,
+                           encoding: EncodingSpec, admittedBytes: Int)
+        case render(plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec)
+        case encode(width: Int, height: Int, encoding: EncodingSpec)
+        case probe(limits: PipelineLimits)
+        case facts(header: ImageHeader, sha256: String)
+
+        /// The job's name for the test hook and for messages.
+        var kind: WorkerJobKind {
+            switch self {
+            case .plan: .plan
+            case .planAndRender: .render
+            case .render: .render
+            case .encode: .encode
+            case .probe: .probe
+            case .facts: .facts
+            }
+        }
+    }
+
+    var job: Job
+    var originalOffset: Int
+    var originalLength: Int
+    /// The job's share of `limits.maxRenderSeconds`, from when the worker reads the frame.
+    var seconds: Double
+    var testHook: WorkerTestHook?
+    /// Tests only: false runs the job without the JPEG, PNG and GIF structure walks.
+    var structureLimits: Bool?
+}
+
+/// The kinds of job, as the test hook sees them.
+public enum WorkerJobKind: String, Codable, Sendable {
+    case plan, render, encode, probe, facts
+}
+
+/// A worker's answer to one job, or its greeting. Results with bytes come as
+/// sealed memfds beside the frame: a render's prepared bitmap (descriptor 0)
+/// and its encoded rendition (1); an encode's rendition (0).
+enum WorkerReply: Codable, Sendable {
+    /// Sent once, when the worker has loaded its libraries and entered its
+    /// sandbox: it takes jobs from now on.
+    case ready
+    case plan(RenderPlan)
+    case header(ImageHeader)
+    case facts(OriginalFacts)
+    case encoded(format: OutputFormat, width: Int, height: Int)
+    case rendered(bitmapWidth: Int, bitmapHeight: Int, facts: OriginalFacts?,
+                  format: OutputFormat, width: Int, height: Int)
+    case failed(ServiceError)
+    /// What a probing test hook found (`WorkerTestHook.open`, `.socket`): the
+    /// errno of the attempt, 0 if it succeeded.
+    case hookResult(errno: Int32)
+}
+
+/// A test's way into a worker (SandboxTests): what the job does instead of,
+/// or before, its work. Never set outside tests.
+public enum WorkerTestHook: Codable, Sendable, Equatable {
+    /// A decoder call that never returns: the daemon's SIGKILL ends it.
+    case hang
+    /// A decoder that writes through a null pointer (SIGSEGV).
+    case crash
+    /// An allocation of this many bytes, every page touched, before the job:
+    /// past the worker's cap it fails there.
+    case allocate(bytes: Int)
+    /// Tries to open `path` for reading and answers with the errno.
+    case open(path: String)
+    /// Tries to make an IPv4 TCP socket and answers with the errno.
+    case socket
+}
+
+/// Frames as JSON: small (a plan, a header, facts) and read by code that
+/// must refuse anything malformed, which `JSONDecoder` does.
+enum WorkerWire {
+    /// A frame is a few hundred bytes (a plan, facts with their ThumbHash);
+    /// anything past 64 KiB is refused, not read.
+    static let maxFrameBytes = 64 << 10
+
+    static func encode<T: Encodable>(_ value: T) throws(SandboxError) -> [UInt8] {
+        do {
+            return Array(try JSONEncoder().encode(value))
+        } catch {
+            throw .system("encoding a frame: \(error)", EINVAL)
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(SandboxError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(bytes))
+        } catch {
+            throw .system("decoding a frame: \(error)", EINVAL)
+        }
+    }
+}

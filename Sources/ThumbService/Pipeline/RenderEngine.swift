@@ -1,0 +1,178 @@
+import ThumbCodec
+import ThumbImaging
+
+/// What one job on an original's bytes may spend: the seconds left of
+/// `limits.maxRenderSeconds`, and the memory the render queue admitted it
+/// with (a sandboxed worker is capped at that plus a fixed base).
+public struct JobBudget: Sendable {
+    /// Seconds from when the job starts; 0 or less has already passed.
+    public var seconds: Double
+    /// Bytes of `limits.maxDecodeMemoryBytes` the job holds.
+    public var admittedBytes: Int
+
+    public init(seconds: Double, admittedBytes: Int) {
+        self.seconds = seconds
+        self.admittedBytes = admittedBytes
+    }
+
+    /// The deadline the codecs check, counted from now.
+    public var deadline: RenderDeadline { RenderDeadline(seconds: seconds) }
+}
+
+/// How a rendition is encoded from a prepared bitmap.
+public struct EncodingSpec: Sendable, Equatable, Codable {
+    public var format: OutputFormat
+    public var quality: Int
+    /// JPEG's flattening colour (`ThumbnailVariant.flattenBackground`).
+    public var background: RGBAColor?
+
+    public init(format: OutputFormat, quality: Int, background: RGBAColor?) {
+        self.format = format
+        self.quality = quality
+        self.background = background
+    }
+}
+
+/// What a render job hands back: the prepared bitmap (kept in the memory
+/// cache for other formats of the variant), the original's facts when they
+/// were asked for, and the encoded rendition.
+public struct RenderOutput: Sendable {
+    public var bitmap: Bitmap
+    public var facts: OriginalFacts?
+    public var encoded: EncodedThumbnail
+
+    public init(bitmap: Bitmap, facts: OriginalFacts?, encoded: EncodedThumbnail) {
+        self.bitmap = bitmap
+        self.facts = facts
+        self.encoded = encoded
+    }
+}
+
+/// Where the work on an original's bytes runs (SPEC §16, Isolation.md): the
+/// daemon's engine runs each call in a sandboxed worker process, so a
+/// decoder that hangs, crashes or allocates without bound costs one worker,
+/// never the daemon; `thumbd thumbnail` and the pipeline's own tests run the
+/// same calls in-process (`InProcessEngine`).
+///
+/// Each call is one job: it blocks the calling render-queue thread until
+/// the answer, and ends with `.renderTimedOut` past `budget.seconds`.
+public protocol RenderEngine: Sendable {
+    /// The header and the layout of `variant` (ThumbnailPipeline.plan).
+    func plan(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+              budget: JobBudget) throws(ServiceError) -> RenderPlan
+
+    /// Plan, and then — when the plan's decode fits `budget.admittedBytes` —
+    /// decode, scale, compose and encode it in the same job, on the bytes read
+    /// once: a render whose original's facts are known (or not wanted) is one
+    /// job. `focus` places an attention window.
+    func planAndRender(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                       focus: FocalPoint?, encoding: EncodingSpec,
+                       budget: JobBudget) throws(ServiceError) -> PlannedRender
+
+    /// Decode, scale, compose and encode `plan`; with `factsSHA256`, the
+    /// original's facts on the way (ThumbnailPipeline.prepareWithFacts).
+    func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
+                budget: JobBudget) throws(ServiceError) -> RenderOutput
+
+    /// Encodes a prepared bitmap kept in memory (another format of a variant).
+    func encode(_ bitmap: Bitmap, encoding: EncodingSpec, budget: JobBudget) throws(ServiceError) -> EncodedThumbnail
+
+    /// The header alone (`/info`'s first job).
+    func probe(_ original: OriginalFile, limits: PipelineLimits, budget: JobBudget) throws(ServiceError) -> ImageHeader
+
+    /// The original's facts from a canonical decode of its own.
+    func facts(_ original: OriginalFile, header: ImageHeader, sha256: String,
+               budget: JobBudget) throws(ServiceError) -> OriginalFacts
+
+    /// Workers killed at their deadline and workers that died (Statistics.md
+    /// `render.killed`, `render.crashed`); zero for an engine without workers.
+    var counts: EngineCounts { get }
+}
+
+/// What `planAndRender` did.
+public enum PlannedRender: Sendable {
+    case rendered(RenderOutput)
+    /// The decode needs more memory than the job was admitted with: the
+    /// plan (its window placed), for a second job admitted at its estimate.
+    case needsMore(RenderPlan)
+}
+
+/// Figures of an engine for `/stats` (`render.killed`, `render.crashed`) and
+/// for the tests (`spawned`: worker processes started).
+public struct EngineCounts: Sendable, Equatable {
+    public var killed = 0
+    public var crashed = 0
+    public var spawned = 0
+
+    public init(killed: Int = 0, crashed: Int = 0, spawned: Int = 0) {
+        self.killed = killed
+        self.crashed = crashed
+        self.spawned = spawned
+    }
+}
+
+/// The engine that runs every call on the calling thread: the CLI's (a
+/// person's own file) and the service tests' that look at the pipeline
+/// itself. The worker process runs its jobs through it too.
+public struct InProcessEngine: RenderEngine {
+    public init() {}
+
+    public var counts: EngineCounts { EngineCounts() }
+
+    public func plan(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                     budget: JobBudget) throws(ServiceError) -> RenderPlan {
+        try ThumbnailPipeline.plan(source: try original.read(), variant: variant, limits: limits)
+    }
+
+    public func planAndRender(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
+                              focus: FocalPoint?, encoding: EncodingSpec,
+                              budget: JobBudget) throws(ServiceError) -> PlannedRender {
+        let deadline = budget.deadline
+        let source = try original.read()
+        var plan = try ThumbnailPipeline.plan(source: source, variant: variant, limits: limits)
+        if let focus { plan = plan.placed(onFocus: focus) }
+        guard plan.estimatedMemory <= budget.admittedBytes else { return .needsMore(plan) }
+        if deadline.hasPassed { throw .renderTimedOut }
+        return .rendered(try Self.render(source: source, plan: plan, factsSHA256: nil, encoding: encoding,
+                                         deadline: deadline))
+    }
+
+    public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
+                       budget: JobBudget) throws(ServiceError) -> RenderOutput {
+        try Self.render(source: try original.read(), plan: plan, factsSHA256: factsSHA256, encoding: encoding,
+                    deadline: budget.deadline)
+    }
+
+    public func encode(_ bitmap: Bitmap, encoding: EncodingSpec,
+                       budget: JobBudget) throws(ServiceError) -> EncodedThumbnail {
+        try ThumbnailPipeline.encode(bitmap, format: encoding.format, quality: encoding.quality,
+                                     background: encoding.background, deadline: budget.deadline)
+    }
+
+    public func probe(_ original: OriginalFile, limits: PipelineLimits,
+                      budget: JobBudget) throws(ServiceError) -> ImageHeader {
+        try ThumbnailPipeline.probe(source: try original.read(), limits: limits)
+    }
+
+    public func facts(_ original: OriginalFile, header: ImageHeader, sha256: String,
+                      budget: JobBudget) throws(ServiceError) -> OriginalFacts {
+        try ThumbnailPipeline.facts(source: try original.read(), header: header, sha256: sha256,
+                                    deadline: budget.deadline)
+    }
+
+    /// A render job's work on bytes already read, whichever process runs it.
+    public static func render(source: [UInt8], plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
+                              deadline: RenderDeadline) throws(ServiceError) -> RenderOutput {
+        let bitmap: Bitmap
+        var facts: OriginalFacts?
+        if let sha = factsSHA256 {
+            (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan, sha256: sha,
+                                                                     deadline: deadline)
+        } else {
+            bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
+        }
+        let encoded = try ThumbnailPipeline.encode(bitmap, format: encoding.format, quality: encoding.quality,
+                                                   background: encoding.background, deadline: deadline)
+        return RenderOutput(bitmap: bitmap, facts: facts, encoded: encoded)
+    }
+}
