@@ -34,7 +34,8 @@ public final class Daemon: Sendable {
         service = ThumbnailService(configuration: core,
                                    fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: core)),
                                    disk: disk,
-                                   engine: engine ?? SandboxEngine(executable: WorkerExecutable.resolve()))
+                                   engine: engine ?? SandboxEngine(executable: WorkerExecutable.resolve(),
+                                                                   maxIdle: RenderQueue.workerCount(core.workers)))
         // The handler reports the server's figures and the server calls the
         // handler: the reference is set once, before the first request. It is
         // weak because the server owns the handler; a strong one would be a

@@ -31,10 +31,17 @@ public final class SandboxEngine: RenderEngine {
     /// walks, to show what the isolation alone bounds.
     public let testStructureLimits = Atomic<Bool>(true)
 
+    /// Idle workers kept: as many as can be busy at once (the render
+    /// threads). A replacement started after a kill may find the pool full
+    /// (its thread started another meanwhile): it is ended, not kept, so
+    /// repeated kills cannot pile up processes.
+    let maxIdle: Int
+
     /// `executable`: the thumbd binary to start workers from
-    /// (`WorkerExecutable.resolve()`).
-    public init(executable: String) {
+    /// (`WorkerExecutable.resolve()`); `maxIdle`: the render threads' count.
+    public init(executable: String, maxIdle: Int) {
         self.executable = executable
+        self.maxIdle = max(1, maxIdle)
     }
 
     public var counts: EngineCounts {
@@ -173,7 +180,7 @@ public final class SandboxEngine: RenderEngine {
         let left = budget.seconds - (ContinuousClock.now - started) / .seconds(1) + Self.killGrace
         switch worker.finish(timeout: .seconds(max(0, left))) {
         case .answered(let reply, let fds):
-            idle.withLock { $0.append(worker) }
+            keep(worker)
             if case .failed(let error) = reply { throw error }
             return (reply, fds)
         case .hung:
@@ -215,6 +222,19 @@ public final class SandboxEngine: RenderEngine {
         WorkerProcess.memoryCapSupported ? budget.admittedBytes + baseMemoryBytes : nil
     }
 
+    /// Back into the pool, or ended when the pool is full.
+    private func keep(_ worker: Worker) {
+        let kept = idle.withLock { idle in
+            guard idle.count < maxIdle else { return false }
+            idle.append(worker)
+            return true
+        }
+        if !kept { worker.end() }
+    }
+
+    /// Workers waiting for a job (tests: the pool stays within `maxIdle`).
+    var idleCount: Int { idle.withLock { $0.count } }
+
     private func checkOut() throws(ServiceError) -> Worker {
         if let worker = idle.withLock({ $0.popLast() }) { return worker }
         return try spawn()
@@ -235,7 +255,7 @@ public final class SandboxEngine: RenderEngine {
     private func prewarm() {
         DispatchQueue.global().async { [weak self] in
             guard let self, let worker = try? self.spawn() else { return }
-            self.idle.withLock { $0.append(worker) }
+            self.keep(worker)
         }
     }
 

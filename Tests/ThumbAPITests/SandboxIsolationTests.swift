@@ -75,6 +75,18 @@ import ThumbTestSupport
             // Replaced: the same source renders once the hook is gone (the failure was not remembered).
             engine.testHook.withLock { $0 = nil }
             #expect(daemon.get(target(origin, "/formats/photo-alpha.webp")).status == 200)
+            // Kills do not pile up processes: the pool keeps at most one idle worker per render thread.
+            engine.testHook.withLock { $0 = { kind, length in kind == .render && length == hung ? .hang : nil } }
+            var relaxed = daemon.service.config
+            relaxed.limits.maxRenderSeconds = 0.3
+            daemon.service.reload(relaxed)
+            for width in [20, 24, 28, 32] {
+                #expect(daemon.get(target(origin, "/formats/photo-alpha.webp", width: width)).status == 422)
+            }
+            #expect(engine.counts.killed == 5)
+            #expect(eventually { engine.idleCount >= 1 }, "a replacement is ready")
+            Thread.sleep(forTimeInterval: 0.5)   // every replacement started has arrived
+            #expect((1...2).contains(engine.idleCount), "\(engine.idleCount) idle workers for 2 render threads")
         }
     }
 
@@ -103,7 +115,7 @@ import ThumbTestSupport
     /// address space, so there the check has nothing to check.)
     @Test(.enabled(if: WorkerProcess.memoryCapSupported))
     func anAllocationPastTheCapFailsInTheWorker() throws {
-        let engine = SandboxEngine(executable: WorkerExecutable.resolve())
+        let engine = SandboxEngine(executable: WorkerExecutable.resolve(), maxIdle: 1)
         defer { engine.shutdown() }
         #expect(try engine.probeSandbox(.allocate(bytes: 2 << 30), admittedBytes: 64 << 20) == ENOMEM)
         // Within the cap the same allocation succeeds, in the same kind of worker.
@@ -111,7 +123,7 @@ import ThumbTestSupport
     }
 
     @Test func aWorkerCannotOpenAFileOrASocket() throws {
-        let engine = SandboxEngine(executable: WorkerExecutable.resolve())
+        let engine = SandboxEngine(executable: WorkerExecutable.resolve(), maxIdle: 1)
         defer { engine.shutdown() }
         #expect(try engine.probeSandbox(.open(path: "/etc/hostname")) == EPERM)
         #expect(try engine.probeSandbox(.open(path: #filePath)) == EPERM)

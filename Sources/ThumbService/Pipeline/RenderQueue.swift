@@ -74,13 +74,18 @@ public final class RenderQueue: Sendable {
     /// queue has stayed empty with no job running for `idleDelay` on `clock`
     /// after its last job: the service gives freed heap back to the system
     /// there, when no render can need it again soon.
+    /// The threads `workers` means: 0 is one per CPU.
+    public static func workerCount(_ workers: Int) -> Int {
+        workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
+
     public init<C: Clock>(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000,
                           clock: C = ContinuousClock(), idleDelay: Duration = .seconds(1),
                           whenIdle: (@Sendable () -> Void)? = nil) where C.Duration == Duration {
         self.clock = AnyClock(clock)
         self.whenIdle = whenIdle
         self.idleDelay = idleDelay
-        workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        workerCount = Self.workerCount(workers)
         state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget))
         for n in 0..<workerCount {
             // Foundation's Thread.name does not reach the kernel on Linux, so
