@@ -3,7 +3,7 @@ import ThumbFetch
 import ThumbService
 
 extension ServiceConfiguration.S3 {
-    /// Takes the `s3` object of the config file (Configuration.md § s3). The
+    /// Takes the `s3` object of the config file (Configuration.md, S3Sources.md). The
     /// secret key file is read here, so a reload (which parses the file again)
     /// reads it again. No message ever quotes a secret.
     mutating func read(_ r: inout ConfigReader) throws(ConfigurationError) {
@@ -52,7 +52,7 @@ extension ServiceConfiguration.S3 {
         try r.finish()
     }
 
-    /// The rules across keys (Configuration.md § s3): an endpoint needs an
+    /// The rules across keys (Configuration.md, S3Sources.md): an endpoint needs an
     /// access key id and a secret; virtual-host style needs a host name.
     func validate() throws(ConfigurationError) {
         guard let endpoint else { return }

@@ -93,7 +93,7 @@ public struct ThumbURLBuilder: Sendable {
         return url
     }
 
-    /// `http`, `https` or (for a thumbd with an S3 store, SourcesAndLimits.md § S3 sources) `s3` URLs.
+    /// `http`, `https` or (for a thumbd with an S3 store, S3Sources.md) `s3` URLs.
     static func checkedSource(_ source: String) throws(ThumbClientError) -> String {
         let lower = source.prefix(8).lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("s3://") else {

@@ -54,7 +54,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var maxConcurrentFetches = 64
     }
 
-    /// The S3-compatible store `s3://` sources are read from (SourcesAndLimits.md § S3 sources).
+    /// The S3-compatible store `s3://` sources are read from (S3Sources.md).
     public struct S3: Equatable, Sendable {
         /// `http(s)://HOST[:PORT]`; nil: no `s3://` sources.
         public var endpoint: String?

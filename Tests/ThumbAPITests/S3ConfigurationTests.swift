@@ -5,7 +5,7 @@ import Testing
 @testable import ThumbJSON
 @testable import ThumbService
 
-/// The `s3` section (Configuration.md § s3): defaults, what reaches the
+/// The `s3` section (Configuration.md, S3Sources.md): defaults, what reaches the
 /// fetcher, the secret read from a file on every parse, the rules across
 /// keys, errors naming their key and never a secret, and `check-config`'s
 /// output, which shows `(set)` or the file's path in the secret's place.

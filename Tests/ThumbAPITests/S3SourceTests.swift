@@ -9,7 +9,7 @@ import ThumbHTTP
 @testable import ThumbJSON
 @testable import ThumbService
 
-/// `s3://` sources end to end (SourcesAndLimits.md § S3 sources): the real
+/// `s3://` sources end to end (S3Sources.md): the real
 /// `Daemon` reading from a real S3 store — SeaweedFS on 127.0.0.1, checking
 /// every signature — with objects put there by the curl command line. Where
 /// the store cannot show something (which requests reached it, a stall

@@ -63,7 +63,7 @@ import ThumbAPI
         #expect(ThumbURLBuilder(baseURL: base).infoItemSignature(source: "http://a/") == nil)
     }
 
-    /// An object in thumbd's S3 store is a source like any other (SourcesAndLimits.md § S3 sources).
+    /// An object in thumbd's S3 store is a source like any other (S3Sources.md).
     @Test func anS3SourceIsEncodedAndSignedLikeAnyOther() throws {
         let builder = ThumbURLBuilder(baseURL: base, signingKey: "key")
         let target = try builder.thumbnailTarget(ThumbnailSpec(source: "s3://media/a b+c.jpg", width: 64))

@@ -1,7 +1,7 @@
 import Testing
 @testable import ThumbFetch
 
-/// `s3://BUCKET/KEY` without a store (SourcesAndLimits.md § S3 sources): the
+/// `s3://BUCKET/KEY` without a store (S3Sources.md): the
 /// bucket rules, the key decoded once and S3-encoded, one normalized spelling
 /// per object, the URL and `Host` of path and virtual-host style, and S3's
 /// answers as fetch results.

@@ -5,7 +5,7 @@ import ThumbTestSupport
 @testable import ThumbService
 
 /// The rules of an `s3://` source when it is served from what thumbd holds
-/// (SourcesAndLimits.md § S3 sources): never the address rules (the endpoint
+/// (S3Sources.md): never the address rules (the endpoint
 /// is configuration), and the bucket rules in force after a reload.
 @Suite struct S3SourceRulesTests {
     /// A reload that moves the store or drops a bucket drops what memory

@@ -3,8 +3,8 @@ import Glibc
 import Testing
 import ThumbTestSupport
 
-/// The S3 secret seen from outside the real `thumbd` binary (Configuration.md
-/// § s3): read from `secretAccessKeyFile` at start and again on SIGHUP, so a
+/// The S3 secret seen from outside the real `thumbd` binary (S3Sources.md,
+/// Credentials): read from `secretAccessKeyFile` at start and again on SIGHUP, so a
 /// rotated key takes effect without a restart; a wrong one gives `502` with
 /// S3's code in the log; and neither key ever shows in `check-config`'s
 /// output, the log, `/stats`, `/metrics` or any answer.
@@ -27,7 +27,7 @@ import ThumbTestSupport
         let port = Loopback.freePort()
         try box.write(#"""
             {"listen": "127.0.0.1:\#(port)", "diskStore": {"path": "\#(box.storePath)"},
-             "origin": {"negativeCacheSeconds": 0}, "log": {"level": "debug"},
+             "log": {"level": "debug"},
              "s3": {"endpoint": "\#(s3.endpoint)", "accessKeyId": "\#(s3.accessKey)",
                     "secretAccessKeyFile": "\#(secretFile)", "allowedBuckets": ["\#(bucket)"]}}
             """#)
@@ -66,7 +66,9 @@ import ThumbTestSupport
             $0.contains("warning s3 source s3://\(bucket)/b.jpg: S3 answered 403 SignatureDoesNotMatch")
         }, "\(daemon.stderr)")
 
-        // And back: the right key again, without a restart.
+        // And back: the right key again, without a restart; the failure the wrong
+        // one left in the negative cache is forgotten with it.
+        #expect(get(thumbnail("b.jpg"))?.status == 502, "remembered")
         try Data(s3.secretKey.utf8).write(to: URL(fileURLWithPath: secretFile))
         mark = daemon.stderrMark
         daemon.signal(SIGHUP)

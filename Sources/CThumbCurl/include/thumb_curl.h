@@ -67,7 +67,7 @@ typedef struct thumb_request {
     int64_t deadline_ms;        /* thumb_monotonic_ms() clock */
     size_t max_bytes;
     int urgent;                 /* queue at the front (a redirect of a download already admitted) */
-    /* S3 (SourcesAndLimits.md § S3 sources): libcurl signs the request with
+    /* S3 (S3Sources.md): libcurl signs the request with
      * AWS Signature V4 (CURLOPT_AWS_SIGV4, e.g. "aws:amz:us-east-1:s3") as
      * `username` (access key id) with `password` (secret access key). NULL for
      * plain downloads. The shim keeps its copy of the secret only while the

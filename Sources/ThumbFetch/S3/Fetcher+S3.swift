@@ -3,7 +3,7 @@ extension Fetcher {
     /// does not send the header; AWS S3 refuses a signed request without it.
     static let emptyBodySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-    /// An `s3://BUCKET/KEY` download (SourcesAndLimits.md § S3 sources): the
+    /// An `s3://BUCKET/KEY` download (S3Sources.md): the
     /// bucket rules before any request, then one signed GET to the operator's
     /// endpoint through the same engine, limits and deadline as `http`. The
     /// endpoint is configuration, not a client's choice: the address rules

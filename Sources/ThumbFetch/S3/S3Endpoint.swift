@@ -1,5 +1,5 @@
 /// The S3-compatible store's address, `s3.endpoint` (`http(s)://HOST[:PORT]`),
-/// and the request URL it gives each object (SourcesAndLimits.md § S3 sources).
+/// and the request URL it gives each object (S3Sources.md).
 public struct S3Endpoint: Equatable, Sendable {
     public let scheme: String
     /// Host name (lower-cased) or IP address in its canonical text, without brackets.

@@ -1,4 +1,4 @@
-/// An `s3://BUCKET/KEY` source (SourcesAndLimits.md § S3 sources): a bucket
+/// An `s3://BUCKET/KEY` source (S3Sources.md): a bucket
 /// name checked against S3's rules, and the object key, percent-decoded once.
 ///
 /// A key is bytes, not a path: `a/../b` and `a//b` are keys of their own, so

@@ -1,4 +1,4 @@
-/// What an `s3://` download needs from `s3.*` (Configuration.md § s3): the
+/// What an `s3://` download needs from `s3.*` (Configuration.md, S3Sources.md): the
 /// store, how to sign for it, and which buckets sources may name.
 public struct S3Settings: Sendable, Equatable {
     public var endpoint: S3Endpoint

@@ -1,4 +1,4 @@
-/// A credential thumbd uses but never shows (Configuration.md § s3): its
+/// A credential thumbd uses but never shows (Configuration.md, S3Sources.md): its
 /// description, debug description and mirror all read `(secret)`, so no
 /// string interpolation, log line, `dump` or error message built from a
 /// configuration can print it. `check-config` prints `(set)` in its place.

@@ -42,7 +42,7 @@ public struct InfoRequest: Hashable, Sendable {
     /// bracketed name, a zone identifier, credentials, a bad port, an invalid
     /// bucket name) is the client's fault, known before any cache or download
     /// is consulted. Whether `s3` sources are configured, and the bucket
-    /// allowed, is the fetcher's to say (SourcesAndLimits.md § S3 sources).
+    /// allowed, is the fetcher's to say (S3Sources.md).
     static func normalizedSource(_ url: String?) throws(ServiceError) -> String {
         guard let url, !url.isEmpty else { throw .badRequest("missing parameter 'url'") }
         guard url.utf8.count <= maxURLBytes else { throw .badRequest("url longer than \(maxURLBytes) bytes") }

@@ -21,7 +21,7 @@ struct OriginLoader: Sendable {
     /// When originals were fetched: calendar time, kept on disk across restarts.
     let wallClock: any WallClock
     let io: DispatchQueue
-    /// Where failures of the operator's own store go (SourcesAndLimits.md § S3 sources).
+    /// Where failures of the operator's own store go (S3Sources.md).
     let storeFailureLog = StoreFailureLog()
     /// Where downloads go when there is no disk store, or it cannot be
     /// written: the system's temporary directory.

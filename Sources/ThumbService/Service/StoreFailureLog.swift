@@ -2,7 +2,7 @@ import Synchronization
 import ThumbFetch
 
 /// Tells the operator's log why their own S3 store failed a download
-/// (SourcesAndLimits.md § S3 sources): `S3 answered 403 SignatureDoesNotMatch`
+/// (S3Sources.md): `S3 answered 403 SignatureDoesNotMatch`
 /// means wrong credentials, `AccessDenied` a missing permission, a timeout a
 /// slow store. Failures of `http` origins are the client's choice of URL and
 /// are not logged; neither are an s3 source's `404` and refusals.

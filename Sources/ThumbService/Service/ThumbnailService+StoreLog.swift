@@ -1,6 +1,6 @@
 extension ThumbnailService {
     /// Where the failures of `s3://` downloads go, with S3's error code
-    /// (SourcesAndLimits.md § S3 sources); thumbd logs them at `warning`. The
+    /// (S3Sources.md); thumbd logs them at `warning`. The
     /// lines name the source and S3's answer, never a credential.
     public func setStoreFailureLog(_ log: (@Sendable (String) -> Void)?) {
         loader.storeFailureLog.set(log)

@@ -102,6 +102,8 @@ public final class ThumbnailService: Sendable {
         if old.s3.endpoint != new.s3.endpoint || !Set(old.s3.allowedBuckets).isSubset(of: new.s3.allowedBuckets) {
             _ = memory.removeAll { $0.url.utf8.starts(with: "s3://".utf8) }
         }
+        // A rotated key (or another store, region, style) may answer what failed: ask again.
+        if old.s3 != new.s3 { _ = negative.forgetAll(startingWith: "s3://") }
         memory.setLimit(new.memoryCacheBytes)
         disk?.setLimit(new.diskStore.maxBytes)
         renders.update(maxQueue: new.maxQueue, memoryBudget: new.limits.maxDecodeMemoryBytes)
