@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ThumbFetch
 import ThumbService
 
@@ -75,10 +76,17 @@ extension ServiceConfiguration.S3 {
         return Secret(trimmed)
     }
 
+    /// Bytes a key file may have: a secret is 40 characters, and a path to
+    /// `/dev/zero` or a pipe must not hang start-up (or the config fuzzer).
+    static let maxSecretFileBytes = 65536
+
     /// The file's contents, surrounding whitespace (a final newline) dropped.
     private static func readSecret(_ path: String) throws(ConfigurationError) -> Secret {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(key: "s3.secretAccessKeyFile", "cannot read '\(path)'")
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= maxSecretFileBytes,
+              let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: "s3.secretAccessKeyFile",
+                                     "'\(path)' is not a readable regular file of at most \(maxSecretFileBytes) bytes")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigurationError(key: "s3.secretAccessKeyFile", "'\(path)' is not UTF-8 text")

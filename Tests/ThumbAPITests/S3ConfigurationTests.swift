@@ -64,6 +64,8 @@ import Testing
         (#"{"s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s", "secretAccessKeyFile": "/etc/hostname"}}"#,
          "s3.secretAccessKey"),
         (#"{"s3": {"secretAccessKeyFile": "/nonexistent/secret"}}"#, "s3.secretAccessKeyFile"),
+        (#"{"s3": {"secretAccessKeyFile": "/dev/zero"}}"#, "s3.secretAccessKeyFile"),   // never read: it would not end
+        (#"{"s3": {"secretAccessKeyFile": "/tmp"}}"#, "s3.secretAccessKeyFile"),
         (#"{"s3": {"secretAccessKey": ""}}"#, "s3.secretAccessKey"),
         (#"{"s3": {"accessKeyId": "has space"}}"#, "s3.accessKeyId"),
         (#"{"s3": {"region": "us-east-1:evil"}}"#, "s3.region"),
