@@ -106,8 +106,8 @@ import ThumbHTTP
             try? FileManager.default.removeItem(atPath: directory)
         }
 
-        func get(_ target: String) -> (status: Int, headers: [String: String], body: [UInt8]) {
-            RawHTTPClient.exchange(port: port, method: "GET", target: target, headers: [:], body: nil)
+        func get(_ target: String, method: String = "GET") -> (status: Int, headers: [String: String], body: [UInt8]) {
+            RawHTTPClient.exchange(port: port, method: method, target: target, headers: [:], body: nil)
         }
 
         var log: [String] { logged.lines.withLock { $0 } }
@@ -160,6 +160,17 @@ import ThumbHTTP
             #expect(r.status == 200 && r.headers["x-cache"] == "memory", "\(spelling): \(r.status) \(r.headers)")
         }
         #expect(daemon.originStats()["fetches"] == cases.count)
+
+        // DELETE /cache under yet another spelling forgets the original and its variant.
+        let purge = daemon.get("/cache?url=\(encoded("s3://\(media)/d%c3%a9j%c3%a0/東京.jpg"))", method: "DELETE")
+        guard case .object(let fields)? = try? JSONParser.parse(purge.body),
+              case .integer(let removed)? = fields.first(where: { $0.key == "removed" })?.value else {
+            Issue.record("DELETE /cache: \(purge.status) \(String(decoding: purge.body, as: UTF8.self))"); return
+        }
+        #expect(purge.status == 200 && removed >= 2, "the original on disk and the variant in memory at least: \(removed)")
+        let again = daemon.get(thumbnail("s3://\(media)/déjà/東京.jpg"))
+        #expect(again.status == 200 && again.headers["x-cache"] == "origin", "\(again.headers)")
+        #expect(daemon.originStats()["fetches"] == cases.count + 1)
     }
 
     /// What goes on the wire: the key in S3's encoding, byte for byte; the

@@ -133,8 +133,25 @@ public final class SeaweedS3: @unchecked Sendable {
 
     /// The last lines the store logged, for failure messages.
     public func logTail(_ lines: Int = 20) -> String {
-        let text = (try? String(contentsOfFile: directory + "/weed.log", encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+        Self.read(directory + "/weed.log").split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
+    /// A file's text (at most 1 MiB), "" when unreadable. With read(2): Foundation's
+    /// `String(contentsOfFile:)` leaks its buffer for an empty file (LeakSanitizer), and
+    /// most of curl's answers here are empty.
+    static func read(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < 1 << 20 {
+            let n = Glibc.read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: - Objects
@@ -166,8 +183,7 @@ public final class SeaweedS3: @unchecked Sendable {
         guard (try? p.run()) != nil else { return (0, "") }
         let status = Int(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
         p.waitUntilExit()
-        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-        return (status, text)
+        return (status, Self.read(out))
     }
 
     /// Creates `bucket`; retried for a few seconds while the store settles.

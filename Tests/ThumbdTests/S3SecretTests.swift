@@ -17,8 +17,12 @@ import ThumbTestSupport
         let s3 = try #require(SeaweedS3.current, "the suite's SeaweedFS (SeaweedS3Scope) is missing")
         let bucket = "keys-\(UUID().uuidString.prefix(8).lowercased())"
         try s3.createBucket(bucket)
-        try s3.put(TestOrigin.jpeg, bucket: bucket, encodedKey: "a.jpg")
-        try s3.put(TestOrigin.jpeg, bucket: bucket, encodedKey: "b.jpg")
+        // Objects that are no image: a signed GET the store accepts shows as `415` (thumbd read the
+        // bytes and sniffed them), without a render. A render here would compute the original's
+        // facts, and a thumbd that has done so reports a 53-byte leak from ThumbHash.encode at exit
+        // under LeakSanitizer — for http sources as well, an existing matter, not this test's.
+        try s3.put(Array("not an image".utf8), bucket: bucket, encodedKey: "a.txt")
+        try s3.put(Array("not an image either".utf8), bucket: bucket, encodedKey: "b.txt")
         let wrong = "wrong-" + UUID().uuidString
 
         let box = try DaemonSandbox("s3")
@@ -51,34 +55,34 @@ import ThumbTestSupport
         }
         func thumbnail(_ key: String, in b: String = bucket) -> String { "/thumbnail?url=\(encoded("s3://\(b)/\(key)"))&w=50" }
 
-        #expect(get(thumbnail("a.jpg"))?.status == 200)
+        #expect(get(thumbnail("a.txt"))?.errorCode == "unsupported_format", "read from the store")
         #expect(get(thumbnail("missing.jpg"))?.errorCode == "source_not_found")
-        #expect(get(thumbnail("a.jpg", in: "not-allowed"))?.errorCode == "forbidden_source")
+        #expect(get(thumbnail("a.txt", in: "not-allowed"))?.errorCode == "forbidden_source")
 
         // A rotated (here: wrong) key is read on SIGHUP: S3 refuses the signature.
         try Data(wrong.utf8).write(to: URL(fileURLWithPath: secretFile))
         var mark = daemon.stderrMark
         daemon.signal(SIGHUP)
         #expect(daemon.waitForStderr(after: mark, timeout: 10) { $0.contains("reloaded configuration") }, "\(daemon.stderr)")
-        let refused = get(thumbnail("b.jpg"))
+        let refused = get(thumbnail("b.txt"))
         #expect(refused?.status == 502 && refused?.errorCode == "origin_error", "\(refused?.text ?? "no answer")")
         #expect(daemon.waitForStderr(after: mark, timeout: 5) {
-            $0.contains("warning s3 source s3://\(bucket)/b.jpg: S3 answered 403 SignatureDoesNotMatch")
+            $0.contains("warning s3 source s3://\(bucket)/b.txt: S3 answered 403 SignatureDoesNotMatch")
         }, "\(daemon.stderr)")
 
         // And back: the right key again, without a restart; the failure the wrong
         // one left in the negative cache is forgotten with it.
-        #expect(get(thumbnail("b.jpg"))?.status == 502, "remembered")
+        #expect(get(thumbnail("b.txt"))?.status == 502, "remembered")
         try Data(s3.secretKey.utf8).write(to: URL(fileURLWithPath: secretFile))
         mark = daemon.stderrMark
         daemon.signal(SIGHUP)
         #expect(daemon.waitForStderr(after: mark, timeout: 10) { $0.contains("reloaded configuration") })
-        #expect(get(thumbnail("b.jpg"))?.status == 200)
+        #expect(get(thumbnail("b.txt"))?.errorCode == "unsupported_format", "read from the store again")
 
         #expect(get("/metrics")?.status == 200)
-        // Idle before the stop: the facts of a first render are computed after its answer, and a
-        // process that exits under a render worker still in libcrypto can crash in OpenSSL's atexit
-        // cleanup (seen under TSan: SEGV in CRYPTO_THREAD_read_lock), which is not this test's subject.
+        // Idle before the stop: a process that exits under a render worker still at work can crash
+        // in OpenSSL's atexit cleanup (seen under TSan with a first render's facts: SEGV in
+        // CRYPTO_THREAD_read_lock), an existing shutdown race that is not this test's subject.
         let idleBy = Date().addingTimeInterval(10)
         var idle = false
         while !idle && Date() < idleBy {
@@ -90,7 +94,7 @@ import ThumbTestSupport
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == .exited(0), "\(daemon.stderr)")
         seen.append(daemon.stderr)
-        #expect(seen.joined().contains("s3://\(bucket)/b.jpg"), "the log and answers were read")
+        #expect(seen.joined().contains("s3://\(bucket)/b.txt"), "the log and answers were read")
         for (name, key) in [("secret", s3.secretKey), ("wrong secret", wrong)] {
             #expect(!seen.joined().contains(key), "the \(name) was shown: \(seen.joined())")
         }
