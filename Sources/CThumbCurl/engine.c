@@ -19,7 +19,9 @@
  * downloads: a normal thumbnail took 9 s). Browsers cap connections per host
  * for the same reason. A transfer whose host is at its share waits, and
  * later ones of other hosts pass it; redirect hops are not held back, since
- * their download already holds a slot. */
+ * their download already holds a slot. Nor is the operator's own S3 endpoint
+ * (own_host_share): every s3 source is on that one host, which no client
+ * chooses, so its downloads may use every slot, as origin.maxConcurrentFetches says. */
 struct thumb_engine {
     pthread_t thread;
     pthread_mutex_t lock;
@@ -182,7 +184,7 @@ static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_tr
             continue;
         }
         if (e->running < e->limit
-            && (t->urgent || host_running(e, host_hash(t->expected_host)) < host_limit(e))) {
+            && (t->urgent || t->own_host_share || host_running(e, host_hash(t->expected_host)) < host_limit(e))) {
             *link = t->next;
             t->next = NULL;
             /* Keep arrival order in the start list. */

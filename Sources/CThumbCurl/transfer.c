@@ -63,8 +63,12 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     t->ca_file = copy(r->ca_file);
     t->headers = lines(r->headers);
     t->resolve = lines(r->resolve);
+    t->aws_sigv4 = copy(r->aws_sigv4);
+    t->username = copy(r->username);
+    t->password = copy(r->password);
     if (!t->url || !t->expected_host || (r->ca_file && !t->ca_file) || (r->headers && *r->headers && !t->headers)
-        || (r->resolve && *r->resolve && !t->resolve)) {
+        || (r->resolve && *r->resolve && !t->resolve) || (r->aws_sigv4 && !t->aws_sigv4)
+        || (r->username && !t->username) || (r->password && !t->password)) {
         thumb_transfer_free(t);
         return NULL;
     }
@@ -72,6 +76,9 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     t->deadline_ms = r->deadline_ms;
     t->max_bytes = r->max_bytes;
     t->urgent = r->urgent;
+    t->path_as_is = r->path_as_is;
+    t->keep_error_body = r->keep_error_body;
+    t->own_host_share = r->own_host_share;
     t->write = r->write;
     t->write_context = r->write_context;
     t->check = r->check;
@@ -91,7 +98,13 @@ void thumb_transfer_free(thumb_transfer *t) {
     free(t->url);
     free(t->expected_host);
     free(t->ca_file);
+    free(t->aws_sigv4);
+    free(t->username);
+    /* The secret access key: no copy of it outlives the transfer. */
+    if (t->password) explicit_bzero(t->password, strlen(t->password));
+    free(t->password);
     free(t->head.bytes);
+    free(t->error_body.bytes);
     free(t);
 }
 
@@ -360,6 +373,11 @@ static size_t on_body(char *data, size_t size, size_t count, void *context) {
     thumb_transfer *t = context;
     size_t n = size * count;
     if (t->status < 200 || t->status >= 300) {
+        if (t->keep_error_body && t->error_body.length < THUMB_MAX_ERROR_BODY) {
+            size_t room = THUMB_MAX_ERROR_BODY - t->error_body.length;
+            /* Losing the error text is no reason to fail the transfer. */
+            (void)buffer_append(&t->error_body, data, n < room ? n : room);
+        }
         t->skipped += n;
         if (t->skipped > THUMB_MAX_SKIPPED) {
             t->result.body_skipped = 1;
@@ -425,7 +443,7 @@ int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sock
     t->url_handle = curl_url();
     if (!t->url_handle) return -1;
     char *host = NULL;
-    if (curl_url_set(t->url_handle, CURLUPART_URL, t->url, 0) != CURLUE_OK
+    if (curl_url_set(t->url_handle, CURLUPART_URL, t->url, t->path_as_is ? CURLU_PATH_AS_IS : 0) != CURLUE_OK
         || curl_url_get(t->url_handle, CURLUPART_HOST, &host, 0) != CURLUE_OK) return -1;
     int same = same_host(host, t->expected_host);
     curl_free(host);
@@ -465,6 +483,13 @@ int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sock
     if (t->resolve) SET(CURLOPT_RESOLVE, t->resolve);
     if (t->ca_file) SET(CURLOPT_CAINFO, t->ca_file);
     if (share) SET(CURLOPT_SHARE, share);
+    if (t->path_as_is) SET(CURLOPT_PATH_AS_IS, 1L);
+    if (t->aws_sigv4) {
+        SET(CURLOPT_AWS_SIGV4, t->aws_sigv4);
+        /* Apart rather than CURLOPT_USERPWD "id:secret": a colon in either stays theirs. */
+        SET(CURLOPT_USERNAME, t->username ? t->username : "");
+        SET(CURLOPT_PASSWORD, t->password ? t->password : "");
+    }
 #undef SET
     return c == CURLE_OK ? 0 : -1;
 }
@@ -504,6 +529,8 @@ void thumb_transfer_finish(thumb_transfer *t, CURLcode code) {
     if (!t->head_done && (code == CURLE_OUT_OF_MEMORY || (int)code == THUMB_CURLE_TOO_LARGE)) r->head_line_too_long = 1;
     r->head = (const char *)t->head.bytes;
     r->head_length = t->head.length;
+    r->error_body = t->error_body.bytes;
+    r->error_body_length = t->error_body.length;
     if (t->easy) {
         curl_off_t connected = 0;
         if (curl_easy_getinfo(t->easy, CURLINFO_CONNECT_TIME_T, &connected) == CURLE_OK && connected > 0) r->connected = 1;

@@ -26,6 +26,8 @@ typedef struct thumb_transfer {
     CURLU *url_handle;
     struct curl_slist *headers, *resolve;
     char *url, *expected_host, *ca_file;
+    char *aws_sigv4, *username, *password;
+    int path_as_is, keep_error_body, own_host_share;
     long connect_timeout_ms;
     int64_t deadline_ms;
     size_t max_bytes;
@@ -48,6 +50,8 @@ typedef struct thumb_transfer {
      * body kept here (it goes straight to the sink). */
     uint64_t body_length;
     size_t skipped;
+    /* With keep_error_body: the first THUMB_MAX_ERROR_BODY bytes of a non-2xx body. */
+    thumb_buffer error_body;
     /* Chunked decoding (transfer decoding is ours, so announced sizes are seen). */
     int chunk_state;
     uint64_t chunk_left;

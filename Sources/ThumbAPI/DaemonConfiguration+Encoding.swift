@@ -67,6 +67,17 @@ extension DaemonConfiguration {
                 ("presets", .object(presets)),
             ])),
             ("info", .object([("maxBatchItems", .integer(service.info.maxBatchItems))])),
+            ("s3", .object([
+                ("endpoint", opt(service.s3.endpoint)),
+                ("region", .string(service.s3.region)),
+                ("accessKeyId", opt(service.s3.accessKeyId)),
+                // Read from a file: the file is named, and the key itself is shown nowhere.
+                ("secretAccessKey", service.s3.secretAccessKeyFile == nil ? secret(service.s3.secretAccessKey?.description) : .null),
+                ("secretAccessKeyFile", opt(service.s3.secretAccessKeyFile)),
+                ("pathStyle", .bool(service.s3.pathStyle)),
+                ("allowedBuckets", .array(service.s3.allowedBuckets.map(JSONValue.string))),
+                ("timeoutSeconds", .number(service.s3.timeoutSeconds)),
+            ])),
             ("security", .object([
                 ("signingKey", secret(security.signingKey)),
                 ("adminToken", secret(security.adminToken)),

@@ -57,6 +57,8 @@ extension ServiceConfiguration {
             if let v = try i.integer("maxBatchItems", 1...1000) { info.maxBatchItems = v }
             try i.finish()
         }
+        if var s = try r.object("s3") { try s3.read(&s) }
+        try s3.validate()
         if var o = try r.object("output") {
             if let v = try o.integer("defaultQuality", 1...100) { output.defaultQuality = v }
             if let v = try o.integer("cacheMaxAgeSeconds", 0...Int(Int32.max)) { output.cacheMaxAgeSeconds = v }

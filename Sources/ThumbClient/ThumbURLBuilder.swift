@@ -93,10 +93,11 @@ public struct ThumbURLBuilder: Sendable {
         return url
     }
 
+    /// `http`, `https` or (for a thumbd with an S3 store, S3Sources.md) `s3` URLs.
     static func checkedSource(_ source: String) throws(ThumbClientError) -> String {
         let lower = source.prefix(8).lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
-            throw .invalidRequest("the source must be an absolute http or https URL: \(source)")
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("s3://") else {
+            throw .invalidRequest("the source must be an absolute http, https or s3 URL: \(source)")
         }
         return source
     }

@@ -37,28 +37,43 @@ final class CurlEngine: @unchecked Sendable {
         let headers = request.headers.map { "\($0.0): \($0.1)" }.joined(separator: "\n")
         let resolve = request.resolve.joined(separator: "\n")
         let deadline = request.deadline
+        let s3 = request.s3
         let queued: Int32 = request.url.curlURL.withCString { url in
             request.url.host.withCString { host in
                 headers.withCString { headers in
                     resolve.withCString { resolve in
                         withOptionalCString(request.caFile) { caFile in
-                            var r = thumb_request()
-                            r.url = url
-                            r.expected_host = host
-                            r.headers = headers
-                            r.resolve = resolve
-                            r.ca_file = caFile
-                            r.connect_timeout_ms = Int(max(1, request.connectTimeout * 1000))
-                            r.deadline_ms = deadline
-                            r.max_bytes = request.maxBytes
-                            r.urgent = request.urgent ? 1 : 0
-                            r.write = writeBody
-                            r.write_context = context
-                            r.check = checkAddress
-                            r.check_context = context
-                            r.done = transferDone
-                            r.done_context = context
-                            return thumb_engine_submit(raw, &r)
+                            withOptionalCString(s3?.sigV4) { sigV4 in
+                                withOptionalCString(s3?.accessKeyId) { username in
+                                    withOptionalCString(s3?.secretAccessKey.revealed) { password in
+                                        var r = thumb_request()
+                                        r.url = url
+                                        r.expected_host = host
+                                        r.headers = headers
+                                        r.resolve = resolve
+                                        r.ca_file = caFile
+                                        r.connect_timeout_ms = Int(max(1, request.connectTimeout * 1000))
+                                        r.deadline_ms = deadline
+                                        r.max_bytes = request.maxBytes
+                                        r.urgent = request.urgent ? 1 : 0
+                                        r.aws_sigv4 = sigV4
+                                        r.username = username
+                                        r.password = password
+                                        // An S3 key is sent byte for byte, its error text is kept for
+                                        // the log, and the operator's endpoint may use every slot.
+                                        r.path_as_is = s3 == nil ? 0 : 1
+                                        r.keep_error_body = s3 == nil ? 0 : 1
+                                        r.own_host_share = s3 == nil ? 0 : 1
+                                        r.write = writeBody
+                                        r.write_context = context
+                                        r.check = checkAddress
+                                        r.check_context = context
+                                        r.done = transferDone
+                                        r.done_context = context
+                                        return thumb_engine_submit(raw, &r)
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -90,6 +105,8 @@ package struct OriginRequest: Sendable {
     package var classify: @Sendable (IPAddress) -> AddressClass?
     /// CURLOPT_RESOLVE entries (tests: DNS answers without DNS).
     package var resolve: [String]
+    /// Set for an `s3://` source: libcurl signs the request (SigV4).
+    package var s3: S3Signing?
 
     package init(url: SourceURL, headers: [(String, String)], connectTimeout: Double, deadline: Int64, maxBytes: Int,
                  caFile: String?, urgent: Bool, classify: @escaping @Sendable (IPAddress) -> AddressClass?,
@@ -106,6 +123,13 @@ package struct OriginRequest: Sendable {
     }
 }
 
+/// How libcurl signs an S3 request: `CURLOPT_AWS_SIGV4` and the credentials.
+package struct S3Signing: Sendable {
+    package var sigV4: String
+    package var accessKeyId: String
+    package var secretAccessKey: Secret
+}
+
 /// An origin's answer before redirects are followed; a 2xx body went to the sink.
 package struct OriginResponse: Sendable {
     package var status: Int
@@ -114,6 +138,8 @@ package struct OriginResponse: Sendable {
     package var bodyLength: Int
     /// The last address the checks allowed for this transfer: the one it used.
     package var address: IPAddress? = nil
+    /// The first bytes of a non-2xx body, when the request kept them (S3's error document).
+    package var errorBody: [UInt8] = []
 }
 
 /// What the C callbacks reach through their context pointer. Touched only

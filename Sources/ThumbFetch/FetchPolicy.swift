@@ -11,10 +11,12 @@ public struct FetchPolicy: Sendable, Equatable {
     public var caFile: String?
     /// Transfers running at once; more wait their turn.
     public var maxConcurrentFetches: Int
+    /// The store `s3://` sources are read from; nil when `s3.endpoint` is not set.
+    public var s3: S3Settings?
 
     public init(allowedHosts: [String], allowPrivateNetworks: Bool, maxRedirects: Int,
                 connectTimeout: Double, totalTimeout: Double, maxBytes: Int,
-                caFile: String? = nil, maxConcurrentFetches: Int = 64) {
+                caFile: String? = nil, maxConcurrentFetches: Int = 64, s3: S3Settings? = nil) {
         self.allowedHosts = allowedHosts
         self.allowPrivateNetworks = allowPrivateNetworks
         self.maxRedirects = maxRedirects
@@ -23,6 +25,7 @@ public struct FetchPolicy: Sendable, Equatable {
         self.maxBytes = maxBytes
         self.caFile = caFile
         self.maxConcurrentFetches = maxConcurrentFetches
+        self.s3 = s3
     }
 
     /// The host rule, applied to the first URL and every redirect target.

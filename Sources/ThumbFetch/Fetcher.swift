@@ -14,9 +14,9 @@ import Synchronization
 /// connections, TLS sessions and DNS answers are reused across downloads.
 public final class Fetcher: Sendable {
     private let currentPolicy: Mutex<FetchPolicy>
-    private let engine: CurlEngine
+    let engine: CurlEngine
     private let classify: @Sendable (IPAddress) -> AddressClass
-    private let resolve: (@Sendable (_ host: String, _ port: UInt16) -> [String])?
+    let resolve: (@Sendable (_ host: String, _ port: UInt16) -> [String])?
 
     public convenience init(policy: FetchPolicy) {
         self.init(policy: policy, classify: AddressClassifier.classify, resolve: nil)
@@ -57,10 +57,25 @@ public final class Fetcher: Sendable {
         // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
         let policy = currentPolicy.withLock { $0 }
         let deadline = thumb_monotonic_ms() + Int64(policy.totalTimeout * 1000)
+        if S3Location.hasScheme(text) {
+            return fetchObject(text, policy: policy, conditional: conditional, sink: sink, deadline: deadline,
+                               completion: completion)
+        }
         let url: SourceURL
         do throws(FetchError) { url = try SourceURL(text) } catch { return completion(.failure(error)) }
         hop(url, policy: policy, conditional: conditional, sink: sink, deadline: deadline, redirects: 0,
             completion: completion)
+    }
+
+    static let baseHeaders = [("Accept", "image/*"), ("User-Agent", "thumbd/0.1")]
+
+    /// A revalidation's `If-None-Match` and `If-Modified-Since`.
+    static func append(_ conditional: Conditional?, to headers: inout [(String, String)]) {
+        guard let conditional else { return }
+        // Validators come from an origin's earlier answer: never let one split the request.
+        func clean(_ v: String?) -> String? { v.flatMap { $0.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 } }
+        if let etag = clean(conditional.etag) { headers.append(("If-None-Match", etag)) }
+        if let lm = clean(conditional.lastModified) { headers.append(("If-Modified-Since", lm)) }
     }
 
     /// Every hop gets the sink; only the final (2xx) answer's body reaches it.
@@ -69,13 +84,8 @@ public final class Fetcher: Sendable {
                      completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         do throws(FetchError) { try policy.checkHost(url) } catch { return completion(.failure(error)) }
         let classify = self.classify
-        var headers = [("Accept", "image/*"), ("User-Agent", "thumbd/0.1")]
-        if redirects == 0, let conditional {
-            // Validators come from an origin's earlier answer: never let one split the request.
-            func clean(_ v: String?) -> String? { v.flatMap { $0.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 } }
-            if let etag = clean(conditional.etag) { headers.append(("If-None-Match", etag)) }
-            if let lm = clean(conditional.lastModified) { headers.append(("If-Modified-Since", lm)) }
-        }
+        var headers = Self.baseHeaders
+        if redirects == 0 { Self.append(conditional, to: &headers) }
         let request = OriginRequest(
             url: url, headers: headers, connectTimeout: policy.connectTimeout, deadline: deadline,
             maxBytes: policy.maxBytes, caFile: policy.caFile, urgent: redirects > 0,

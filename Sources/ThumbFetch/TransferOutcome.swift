@@ -28,7 +28,11 @@ package enum TransferOutcome {
             return .failure(error(r, host: host))
         }
         let bodyLength = (200..<300).contains(r.status) ? r.body_length : 0
-        return .success(OriginResponse(status: r.status, headers: headers(r), bodyLength: bodyLength))
+        var response = OriginResponse(status: r.status, headers: headers(r), bodyLength: bodyLength)
+        if let body = r.error_body, r.error_body_length > 0 {
+            response.errorBody = Array(UnsafeBufferPointer(start: body, count: min(r.error_body_length, Int(THUMB_MAX_ERROR_BODY))))
+        }
+        return .success(response)
     }
 
     private static func error(_ r: thumb_result, host: String) -> FetchError {

@@ -3,10 +3,14 @@
 /// characters decoded, dot segments removed, an empty path as `/`, a default
 /// or empty port dropped, the fragment dropped; the query kept byte for byte
 /// (origins may treat its spelling as significant). Every spelling of one
-/// source shares its original, its variants and its purge.
+/// source shares its original, its variants and its purge. An `s3://` URL
+/// has its own form (`S3Location.normalized`): its path is a key, in which
+/// dot segments are names, not steps.
 public enum URLNormalization {
-    /// The normalized URL, or nil when `text` is not `scheme://authority…`.
+    /// The normalized URL, or nil when `text` is not `scheme://authority…`
+    /// (or an `s3://` URL that is not `s3://BUCKET/KEY`).
     public static func normalize(_ text: String) -> String? {
+        if S3Location.hasScheme(text) { return (try? S3Location(text))?.normalized }
         var rest = Substring(text)
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
         guard let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") else { return nil }

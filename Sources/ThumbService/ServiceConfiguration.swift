@@ -1,3 +1,4 @@
+import ThumbFetch
 import ThumbImaging
 
 /// What the service core reads of thumbd's configuration (Configuration.md):
@@ -17,6 +18,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var origin = Origin()
     public var output = Output()
     public var info = Info()
+    public var s3 = S3()
 
     public init() {}
 
@@ -50,6 +52,36 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var caFile: String?
         /// Downloads running at once (1…1024); more wait their turn.
         public var maxConcurrentFetches = 64
+    }
+
+    /// The S3-compatible store `s3://` sources are read from (S3Sources.md).
+    public struct S3: Equatable, Sendable {
+        /// `http(s)://HOST[:PORT]`; nil: no `s3://` sources.
+        public var endpoint: String?
+        /// The SigV4 signing region.
+        public var region = "us-east-1"
+        public var accessKeyId: String?
+        /// `s3.secretAccessKey`, or the contents of `secretAccessKeyFile` (read
+        /// at start and on every reload). Never printed.
+        public var secretAccessKey: Secret?
+        /// Where `secretAccessKey` was read from, if from a file.
+        public var secretAccessKeyFile: String?
+        /// `ENDPOINT/BUCKET/KEY` when true; `BUCKET.HOST/KEY` when false.
+        public var pathStyle = true
+        /// Buckets `s3://` sources may name; empty allows none.
+        public var allowedBuckets: [String] = []
+        /// How long the shared originals store may take (SeveralInstances.md);
+        /// `s3://` sources keep `origin.timeoutSeconds`.
+        public var timeoutSeconds: Double = 10
+
+        /// What the fetcher needs, when the endpoint and credentials are usable.
+        public var settings: S3Settings? {
+            guard let endpoint, let parsed = try? S3Endpoint(endpoint), let accessKeyId, let secretAccessKey else {
+                return nil
+            }
+            return S3Settings(endpoint: parsed, region: region, accessKeyId: accessKeyId,
+                              secretAccessKey: secretAccessKey, pathStyle: pathStyle, allowedBuckets: allowedBuckets)
+        }
     }
 
     public struct Info: Equatable, Sendable {

@@ -62,4 +62,13 @@ import ThumbAPI
             .components(separatedBy: "&sig=")[0], key: "key"))
         #expect(ThumbURLBuilder(baseURL: base).infoItemSignature(source: "http://a/") == nil)
     }
+
+    /// An object in thumbd's S3 store is a source like any other (S3Sources.md).
+    @Test func anS3SourceIsEncodedAndSignedLikeAnyOther() throws {
+        let builder = ThumbURLBuilder(baseURL: base, signingKey: "key")
+        let target = try builder.thumbnailTarget(ThumbnailSpec(source: "s3://media/a b+c.jpg", width: 64))
+        let unsigned = String(target[..<target.range(of: "&sig=")!.lowerBound])
+        #expect(unsigned == "/thumbnail?url=s3%3A%2F%2Fmedia%2Fa%20b%2Bc.jpg&w=64")
+        #expect(target.hasSuffix("&sig=" + URLSignature.sign(unsigned, key: "key")))
+    }
 }

@@ -42,6 +42,8 @@ typedef struct thumb_result {
     int connected;              /* a connection was established */
     int connect_bounded;        /* the connect timeout was shorter than what remained of the deadline */
     int cancelled;              /* the engine stopped first */
+    const unsigned char *error_body; /* with keep_error_body: the first bytes of a non-2xx body, as received */
+    size_t error_body_length;   /* at most THUMB_MAX_ERROR_BODY */
 } thumb_result;
 
 enum {
@@ -50,6 +52,8 @@ enum {
 };
 
 #define THUMB_MAX_HEAD 65536
+/* What keep_error_body keeps: S3's error document names its <Code> near the start. */
+#define THUMB_MAX_ERROR_BODY 4096
 
 typedef void (*thumb_done)(void *context, const thumb_result *result);
 
@@ -63,6 +67,17 @@ typedef struct thumb_request {
     int64_t deadline_ms;        /* thumb_monotonic_ms() clock */
     size_t max_bytes;
     int urgent;                 /* queue at the front (a redirect of a download already admitted) */
+    /* S3 (S3Sources.md): libcurl signs the request with
+     * AWS Signature V4 (CURLOPT_AWS_SIGV4, e.g. "aws:amz:us-east-1:s3") as
+     * `username` (access key id) with `password` (secret access key). NULL for
+     * plain downloads. The shim keeps its copy of the secret only while the
+     * transfer lives, and wipes it when freed. */
+    const char *aws_sigv4;
+    const char *username;
+    const char *password;
+    int path_as_is;             /* send the path byte for byte: no dot-segment removal (S3 keys) */
+    int keep_error_body;        /* keep the start of a non-2xx body (S3's error code) */
+    int own_host_share;         /* not held to one host's share of the slots: the operator's S3 endpoint */
     thumb_body_write write;     /* NULL: a 2xx body is counted and dropped */
     void *write_context;
     thumb_address_check check;

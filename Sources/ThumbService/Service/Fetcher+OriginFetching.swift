@@ -12,12 +12,12 @@ extension Fetcher: OriginFetching {
 }
 
 extension FetchPolicy {
-    /// The rules of SourcesAndLimits.md as `origin.*` and `limits.maxSourceBytes` set them.
+    /// The rules of SourcesAndLimits.md as `origin.*`, `limits.maxSourceBytes` and `s3.*` set them.
     public init(configuration c: ServiceConfiguration) {
         self.init(allowedHosts: c.origin.allowedHosts, allowPrivateNetworks: c.origin.allowPrivateNetworks,
                   maxRedirects: c.origin.maxRedirects, connectTimeout: c.origin.connectTimeoutSeconds,
                   totalTimeout: c.origin.timeoutSeconds, maxBytes: c.limits.maxSourceBytes,
-                  caFile: c.origin.caFile, maxConcurrentFetches: c.origin.maxConcurrentFetches)
+                  caFile: c.origin.caFile, maxConcurrentFetches: c.origin.maxConcurrentFetches, s3: c.s3.settings)
     }
 }
 

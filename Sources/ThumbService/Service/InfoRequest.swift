@@ -6,7 +6,8 @@ public struct InfoRequest: Hashable, Sendable {
     /// The normalized source URL: every spelling of one source is one source.
     public let sourceURL: String
     /// Its host, found once: every hit checks it against `origin.allowedHosts`.
-    public let sourceHost: String
+    /// nil for an `s3://` source, which that list does not cover.
+    public let sourceHost: String?
 
     /// The parameters `GET /info` knows; any other is a `400`.
     static let knownParameters: Set<String> = ["url", "sig"]
@@ -30,22 +31,27 @@ public struct InfoRequest: Hashable, Sendable {
 
     private init(normalized: String) {
         sourceURL = normalized
-        sourceHost = String(URLNormalization.host(ofNormalized: normalized) ?? "")
+        sourceHost = ThumbnailRequest.host(ofSource: normalized)
     }
 
     static let maxURLBytes = 2048
 
     /// The `url` parameter's rules, shared with `/thumbnail` (API.md § GET
-    /// /thumbnail): present, at most 2 KB, absolute http(s), and a URL the
-    /// fetcher could ask for — what is wrong with the URL itself (a
-    /// bracketed name, a zone identifier, credentials, a bad port) is the
-    /// client's fault, known before any cache or download is consulted.
+    /// /thumbnail): present, at most 2 KB, absolute http(s) or s3, and a URL
+    /// the fetcher could ask for — what is wrong with the URL itself (a
+    /// bracketed name, a zone identifier, credentials, a bad port, an invalid
+    /// bucket name) is the client's fault, known before any cache or download
+    /// is consulted. Whether `s3` sources are configured, and the bucket
+    /// allowed, is the fetcher's to say (S3Sources.md).
     static func normalizedSource(_ url: String?) throws(ServiceError) -> String {
         guard let url, !url.isEmpty else { throw .badRequest("missing parameter 'url'") }
         guard url.utf8.count <= maxURLBytes else { throw .badRequest("url longer than \(maxURLBytes) bytes") }
+        if S3Location.hasScheme(url) {
+            do throws(FetchError) { return try S3Location(url).normalized } catch { throw ServiceError(error) }
+        }
         let lower = url.prefix(8).lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
-            throw .badRequest("url must be an absolute http or https URL")
+            throw .badRequest("url must be an absolute http, https or s3 URL")
         }
         let normalized = URLNormalization.normalize(url) ?? url
         do throws(FetchError) { _ = try SourceURL(normalized) } catch { throw ServiceError(error) }

@@ -71,6 +71,11 @@ final class NegativeCache: Sendable {
         table.withLock { $0.entries.remove(url) != nil }
     }
 
+    /// Forgets every source whose URL starts with `prefix`; how many were remembered.
+    func forgetAll(startingWith prefix: String) -> Int {
+        table.withLock { table in table.entries.removeAll { (url: String) in url.utf8.starts(with: prefix.utf8) } }
+    }
+
     func setTTL(_ ttl: Duration) {
         self.ttl.withLock { $0 = ttl }
     }

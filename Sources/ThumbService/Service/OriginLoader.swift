@@ -21,6 +21,8 @@ struct OriginLoader: Sendable {
     /// When originals were fetched: calendar time, kept on disk across restarts.
     let wallClock: any WallClock
     let io: DispatchQueue
+    /// Where failures of the operator's own store go (S3Sources.md).
+    let storeFailureLog = StoreFailureLog()
     /// Where downloads go when there is no disk store, or it cannot be
     /// written: the system's temporary directory.
     let scratch = NSTemporaryDirectory()
@@ -106,7 +108,7 @@ struct OriginLoader: Sendable {
             $0.originFetches += 1
             $0.originInFlight += 1
         }
-        fetcher.fetchOriginal(url, conditional: conditional, into: sink) { [counters, io] result in
+        fetcher.fetchOriginal(url, conditional: conditional, into: sink) { [counters, io, storeFailureLog] result in
             counters.withLock {
                 $0.originInFlight -= 1
                 switch result {
@@ -115,14 +117,26 @@ struct OriginLoader: Sendable {
                 case .failure: $0.originFailures += 1
                 }
             }
-            io.async { completion(result) }
+            io.async {
+                if case .failure(let error) = result { storeFailureLog.note(error, source: url) }
+                completion(result)
+            }
         }
     }
 
     /// The address rule on a stored original, without a DNS look-up: a reload
     /// or restart that disallows private networks stops serving what was
-    /// fetched from them.
+    /// fetched from them; for an s3 original, the bucket rules.
     private static func refusal(of metadata: OriginalMetadata, policy: FetchPolicy) -> ServiceError? {
+        // An s3 original: the bucket rules, never the address rules (the endpoint is configuration).
+        if S3Location.hasScheme(metadata.url) {
+            do throws(FetchError) {
+                _ = try policy.s3Settings(forBucket: S3Location(metadata.url).bucket)
+                return nil
+            } catch {
+                return ServiceError(error)
+            }
+        }
         guard let text = metadata.address, let address = IPAddress(text),
               let why = policy.refusal(of: address) else { return nil }
         let host = URLNormalization.host(ofNormalized: metadata.url).map(String.init) ?? "?"

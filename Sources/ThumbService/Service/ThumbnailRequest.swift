@@ -14,8 +14,15 @@ public struct ThumbnailRequest: Hashable, Sendable {
     /// Not part of the key: `auto` answered as WebP and `webp` share one entry.
     public var variesByAccept: Bool
 
-    /// The source's host, as the allowlist sees it.
-    public var sourceHost: String { String(URLNormalization.host(ofNormalized: sourceURL) ?? "") }
+    /// The source's host, as the allowlist sees it; nil for an `s3://`
+    /// source, which `origin.allowedHosts` does not cover.
+    public var sourceHost: String? { Self.host(ofSource: sourceURL) }
+
+    /// A normalized source URL's host; nil for an `s3://` source (its
+    /// authority is a bucket, which `s3.allowedBuckets` rules).
+    static func host(ofSource normalized: String) -> String? {
+        normalized.utf8.starts(with: "s3://".utf8) ? nil : String(URLNormalization.host(ofNormalized: normalized) ?? "")
+    }
 
     public static func == (a: Self, b: Self) -> Bool { a.sourceURL == b.sourceURL && a.variant == b.variant }
 

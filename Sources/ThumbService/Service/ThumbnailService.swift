@@ -30,7 +30,7 @@ public final class ThumbnailService: Sendable {
     public let renders: RenderQueue
     let counters = SharedCounters()
     let negative: NegativeCache
-    private let loader: OriginLoader
+    let loader: OriginLoader
     let renderFlights = RenderFlights<ThumbnailRequest, ThumbnailResult>()
     private let originFlights = Coalescer<String, Original>()
     /// `/info` look-ups by source URL: a batch naming one source 100 times,
@@ -101,6 +101,14 @@ public final class ThumbnailService: Sendable {
         if old.origin.allowPrivateNetworks && !new.origin.allowPrivateNetworks {
             _ = memory.removeAll { _ in true }
         }
+        // Likewise for s3 sources when the store moves or a bucket is no longer
+        // allowed: what is in memory goes, and the originals on disk are
+        // checked against the new rules as they load.
+        if old.s3.endpoint != new.s3.endpoint || !Set(old.s3.allowedBuckets).isSubset(of: new.s3.allowedBuckets) {
+            _ = memory.removeAll { $0.url.utf8.starts(with: "s3://".utf8) }
+        }
+        // A rotated key (or another store, region, style) may answer what failed: ask again.
+        if old.s3 != new.s3 { _ = negative.forgetAll(startingWith: "s3://") }
         memory.setLimit(new.memoryCacheBytes)
         disk?.setLimit(new.diskStore.maxBytes)
         renders.update(maxQueue: new.maxQueue, memoryBudget: new.limits.maxDecodeMemoryBytes)
@@ -115,11 +123,11 @@ public final class ThumbnailService: Sendable {
     }
 
     /// `host` is only worked out when there is an allowlist: finding a
-    /// normalized URL's host cost a memory hit 20 % of its rate.
-    func hostRefusal(host: @autoclosure () -> String) -> ServiceError? {
+    /// normalized URL's host cost a memory hit 20 % of its rate. An `s3`
+    /// source has none (nil): its bucket rules hold through `reload`.
+    func hostRefusal(host: @autoclosure () -> String?) -> ServiceError? {
         let allowed = configuration.withLock { $0.origin.allowedHosts }
-        guard !allowed.isEmpty else { return nil }
-        let host = host()
+        guard !allowed.isEmpty, let host = host() else { return nil }
         guard !HostPattern.allows(host, patterns: allowed) else { return nil }
         return .forbiddenSource("host \(host) is not in origin.allowedHosts")
     }
