@@ -87,12 +87,15 @@ public struct EncodedThumbnail: Sendable {
     public let format: OutputFormat
     public let width: Int
     public let height: Int
+    /// Frames of an animated WebP; 1 for a still image.
+    public let frames: Int
 
-    public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int) {
+    public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int, frames: Int = 1) {
         self.bytes = bytes
         self.format = format
         self.width = width
         self.height = height
+        self.frames = frames
     }
 }
 

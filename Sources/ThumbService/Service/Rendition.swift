@@ -12,10 +12,21 @@ public enum CacheOutcome: String, Sendable {
 
 /// An encoded thumbnail with what its response headers need.
 public struct Rendition: Sendable {
+    public init(bytes: [UInt8], contentType: String, width: Int, height: Int, frames: Int = 1, etag: String) {
+        self.bytes = bytes
+        self.contentType = contentType
+        self.width = width
+        self.height = height
+        self.frames = frames
+        self.etag = etag
+    }
+
     public let bytes: [UInt8]
     public let contentType: String
     public let width: Int
     public let height: Int
+    /// Frames of an animated answer (`X-Image-Frames`); 1 for a still one.
+    public var frames: Int = 1
     /// Strong, quoted; derived from the original's content hash and the variant,
     /// so it is stable across restarts.
     public let etag: String

@@ -249,7 +249,7 @@ extension ThumbnailService {
     /// The rendition of an encoded result, kept in the memory cache.
     func keep(_ request: ThumbnailRequest, _ encoded: EncodedThumbnail, sha256: String) -> Rendition {
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
-                                  width: encoded.width, height: encoded.height,
+                                  width: encoded.width, height: encoded.height, frames: encoded.frames,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
         memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant))
         return rendition
