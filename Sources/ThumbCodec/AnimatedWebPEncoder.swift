@@ -1,0 +1,59 @@
+import CThumbCodec
+import ThumbImaging
+
+/// An animated WebP (SPEC §14) written frame by frame with libwebpmux's
+/// `WebPAnimEncoder`: lossy at the still encoder's quality (alpha kept
+/// losslessly), each frame coded against the one before. The frames are not
+/// kept, only their encodings: add one, drop it, add the next.
+///
+/// A class because it owns the C encoder, freed when it goes away whether
+/// or not `finish()` ran (a render stopped at its deadline drops it half done).
+public final class AnimatedWebPEncoder {
+    public let width: Int
+    public let height: Int
+    /// Frames added so far.
+    public private(set) var frames = 0
+    private var encoder: OpaquePointer?
+
+    /// An encoder of `width`×`height` frames at `quality` (0…100) that plays
+    /// `loopCount` times (0 forever; `AnimationFacts.loopCount`'s meaning).
+    public init(width: Int, height: Int, quality: Int, loopCount: Int) throws(CodecError) {
+        precondition(width > 0 && height > 0, "frame sides must be positive")
+        self.width = width
+        self.height = height
+        var message = [CChar](repeating: 0, count: 256)
+        var status: Int32 = 0
+        encoder = thumbd_webp_anim_encoder_new(UInt32(width), UInt32(height), Int32(min(100, max(0, quality))),
+                                               Int32(min(65535, max(0, loopCount))), &status, &message, message.count)
+        if encoder == nil { throw .encodeFailed(messageText(message)) }
+    }
+
+    deinit { thumbd_webp_anim_encoder_free(encoder) }
+
+    /// Adds the next frame, shown for `durationMilliseconds` (at least 1).
+    /// Past `deadline` libwebp stops at its next callback with `.deadlineExceeded`.
+    public func add(_ frame: Bitmap, durationMilliseconds: Int, deadline: RenderDeadline = .none) throws(CodecError) {
+        precondition(frame.width == width && frame.height == height, "every frame has the animation's size")
+        guard let encoder else { preconditionFailure("add after finish") }
+        var message = [CChar](repeating: 0, count: 256)
+        let duration = Int32(min(Int(Int32.max), max(1, durationMilliseconds)))
+        let status = frame.pixels.withUnsafeBytes {
+            thumbd_webp_anim_encoder_add(encoder, $0.baseAddress, duration, deadline.raw, &message, message.count)
+        }
+        if status == Int32(THUMBD_DEADLINE) { throw .deadlineExceeded }
+        guard status == Int32(THUMBD_OK) else { throw .encodeFailed(messageText(message)) }
+        frames += 1
+    }
+
+    /// The finished file. The encoder is spent afterwards.
+    public func finish() throws(CodecError) -> [UInt8] {
+        guard let encoder, frames > 0 else { throw .encodeFailed("an animation needs at least one frame") }
+        defer {
+            thumbd_webp_anim_encoder_free(encoder)
+            self.encoder = nil
+        }
+        return try EncodedBuffer.take { out, length, message, size in
+            thumbd_webp_anim_encoder_finish(encoder, out, length, message, size)
+        }
+    }
+}
