@@ -78,7 +78,7 @@ let package = Package(
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
                                          "ThumbJSON", "ThumbClock"]),
 
-        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging"]),
+        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging", "ThumbCodec"]),
         .target(name: "FuzzDriver"),
         .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging", "ThumbHashFormat"]),
         .executableTarget(name: "FuzzStructure", dependencies: ["FuzzDriver", "ThumbCodec"]),

@@ -30,6 +30,24 @@ public final class AnimatedWebPEncoder {
 
     deinit { thumbd_webp_anim_encoder_free(encoder) }
 
+    /// Bytes the encoder holds at its peak for `frames` frames of
+    /// `width`×`height` (SPEC §14's "scaled frames"): WebPAnimEncoder's three
+    /// canvases (current, previous, previous after disposal) and, while a
+    /// frame is added, its candidate sub-frames (dispose none and
+    /// background) with libwebp's working buffers for each — `pictureCopies`
+    /// pictures of ARGB in all; and the encoded frames, kept in its mux until
+    /// the end and copied once when the file is assembled —
+    /// `encodedBytesPerPixel` a frame's pixel, twice.
+    public static func estimatedMemory(width: Int, height: Int, frames: Int) -> Int {
+        let pixels = width * height
+        return pixels * 4 * pictureCopies + 2 * max(1, frames) * pixels * encodedBytesPerPixel
+    }
+
+    /// ARGB pictures of the frame's size the encoder holds while adding one.
+    static let pictureCopies = 12
+    /// Bytes of lossy WebP per pixel, an upper bound: noise at quality 100.
+    static let encodedBytesPerPixel = 2
+
     /// Adds the next frame, shown for `durationMilliseconds` (at least 1).
     /// Past `deadline` libwebp stops at its next callback with `.deadlineExceeded`.
     public func add(_ frame: Bitmap, durationMilliseconds: Int, deadline: RenderDeadline = .none) throws(CodecError) {

@@ -28,6 +28,37 @@ public enum AnimationDecoder {
         return try result.get()
     }
 
+    /// Bytes a frame-by-frame decode of `header`'s first `frames` frames
+    /// holds at its peak besides the original (SPEC §14): the canvas, and —
+    ///
+    /// - GIF: the pixels under a frame to be restored (a canvas, only when a
+    ///   frame's disposal is "previous"); giflib's record of every frame read
+    ///   (`DGifGetImageDesc` keeps a `SavedImage` and a copy of the local
+    ///   colour table per frame until the file is closed); one row of indices.
+    /// - WebP: WebPAnimDecoder's previous canvas after disposal, and what
+    ///   libwebp allocates to decode one frame — at most a canvas (a lossless
+    ///   frame's ARGB image; a lossy frame's alpha plane and row caches are less).
+    ///
+    /// Measured (ThumbBench --animate, Tests/Benchmarks/anim-bench.sh) against it: see there.
+    public static func estimatedMemory(header: ImageHeader, frames: Int) -> Int {
+        let canvas = header.width * header.height * 4
+        switch header.format {
+        case .gif:
+            let previous = header.animation?.holdsPreviousCanvas ?? true
+            return canvas * (previous ? 2 : 1) + max(1, frames) * gifFrameRecordBytes + gifRowBytes
+        case .webp:
+            return canvas * 3
+        case .jpeg, .png, .avif, .heic:
+            return canvas
+        }
+    }
+
+    /// giflib's record of a frame: its `SavedImage` (with the descriptor) and
+    /// a local colour table's copy (768 bytes at most), with malloc's overhead.
+    static let gifFrameRecordBytes = 1 << 10
+    /// One frame row of indices: a GIF side is at most 65 535.
+    static let gifRowBytes = 64 << 10
+
     private static func run(_ bytes: UnsafeRawBufferPointer, header: ImageHeader, maxFrames: Int, deadline: RenderDeadline,
                             _ body: (AnimationFrame) throws(CodecError) -> Void) throws(CodecError) -> Int {
         var message = [CChar](repeating: 0, count: 256)
