@@ -7,9 +7,11 @@ import ThumbService
 /// (`ThumbnailPipeline.renderAnimation`), in memory, repeated. One line per
 /// file: "<name> <median ms> <min ms> <median CPU ms> <min CPU ms> <bytes>
 /// <frames> <peak MiB> <estimate MiB> <encoder MiB>": CPU time of the
-/// thread; the peak is the process's resident peak during the first render
+/// thread; the peak is the process's resident peak during the second render
 /// minus its resident size just before (the kernel's high-water mark, reset
-/// through /proc/self/clear_refs); the estimate is
+/// through /proc/self/clear_refs, after malloc_trim: the first render of a
+/// process also maps the libraries' code and fills lookup tables, as a
+/// worker's first job does once); the estimate is
 /// `RenderPlan.estimatedAnimationMemory`; the encoder figure is the peak of
 /// the encoder alone on the same frames, measured the same way in a separate run.
 /// With `--out FILE` the last result is written there.
@@ -27,15 +29,19 @@ enum AnimationBench {
                 var times: [Double] = [], cpu: [Double] = []
                 var result: AnimatedRendition?
                 var peak = 0
+                // The peak is the second render's: the first maps the libraries'
+                // code and fills the lookup tables, once per process.
+                let measured = min(1, runs - 1)
                 for run in 0..<runs {
+                    if run == measured { trimHeap() }
                     let before = resident()
-                    if run == 0 { resetPeak() }
+                    if run == measured { resetPeak() }
                     let cpuStart = threadCPUMilliseconds()
                     let start = ContinuousClock.now
                     result = try ThumbnailPipeline.renderAnimation(source: source, plan: plan, quality: quality, limits: limits)
                     times.append((ContinuousClock.now - start) / .milliseconds(1))
                     cpu.append(threadCPUMilliseconds() - cpuStart)
-                    if run == 0 { peak = peakResident() - before }
+                    if run == measured { peak = peakResident() - before }
                 }
                 times.sort()
                 cpu.sort()
@@ -64,6 +70,7 @@ enum AnimationBench {
                 frame.feed(into: &renderer)
                 frames.append((renderer.finish(), frame.durationMilliseconds))
             }
+            trimHeap()
             let before = resident()
             resetPeak()
             let encoder = try AnimatedWebPEncoder(width: plan.geometry.width, height: plan.geometry.height,
@@ -75,6 +82,14 @@ enum AnimationBench {
         } catch {
             return -1
         }
+    }
+
+    /// glibc's malloc_trim(0): freed heap pages go back to the system, so
+    /// that the resident size measures what is held (not in Swift's Glibc module).
+    static func trimHeap() {
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }  // RTLD_DEFAULT
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
     }
 
     private static func status(_ key: String) -> Int {
