@@ -5,9 +5,10 @@
 /// blocks in order up to the trailer: image descriptors (with a local colour
 /// table, then LZW data in sub-blocks) and extensions (sub-blocks). Only
 /// counts are refused: a truncated file, a missing trailer or an unknown
-/// block is giflib's to judge for the first frame, and nothing after the
-/// first frame is read today, so refusing it would turn away GIFs that
-/// decode (many real ones end without a trailer or with junk).
+/// block is giflib's to judge for the first frame, and an animation ends at
+/// such damage after its first frame (AnimationDecoder, as browsers show
+/// it), so refusing it would turn away GIFs that decode (many real ones end
+/// without a trailer or with junk).
 ///
 /// The limits are about structures that cost without bound, not about
 /// animation policy (`limits.maxAnimationFrames`, far below them, says how
