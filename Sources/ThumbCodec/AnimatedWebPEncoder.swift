@@ -35,19 +35,23 @@ public final class AnimatedWebPEncoder {
     /// working set while it adds a frame — WebPAnimEncoder's three canvases,
     /// two candidate sub-frames (dispose none and background) and the VP8
     /// encoder's planes and tables for each — `workingBytesPerPixel` a pixel
-    /// plus `workingBytesFixed`; and every encoded frame, kept in its mux
-    /// until the end and held twice while the file is assembled and handed
-    /// over — `encodedBytesPerPixel` each of a frame's pixels.
+    /// plus `workingBytesFixed`; and every encoded frame
+    /// (`encodedBytesPerPixel` each of its pixels) three times: kept in the
+    /// mux until the end, the assembled file, and its copy handed over —
+    /// the mux's frames are freed by then, but into the heap, in pieces the
+    /// copy does not fit in, so the resident size still holds them.
     ///
     /// Measured (ThumbBench --animate: resident peak of the encoder alone
-    /// fed 100 frames of a photo pan, after malloc_trim): 0.33 MiB at 64×36
-    /// with 104 KB encoded, 1.9 MiB at 160×90 (443 KB), 4.2 MiB at 320×180
-    /// (1.26 MB), 9.5 MiB at 480×270 (2.52 MB): about 40 B a pixel and 1 MiB
-    /// besides twice the encoded bytes.
+    /// fed the frames, after malloc_trim): 100 frames of a photo pan, 0.33
+    /// MiB at 64×36 with 104 KB encoded, 1.9 MiB at 160×90 (443 KB), 4.2 MiB
+    /// at 320×180 (1.26 MB), 9.5 MiB at 480×270 (2.52 MB); 100 frames of
+    /// RGBA noise at 320×180, 29.4 MiB at q 82 (10.0 MB: 1.74 B a pixel) and
+    /// 37.5 MiB at q 100 (12.4 MB: 2.16 B a pixel) — 32.3 and 39.3 MiB by
+    /// this count with those sizes, 40.7 MiB with its bound.
     public static func estimatedMemory(width: Int, height: Int, frames: Int) -> Int {
         let pixels = width * height
         let encoded = Double(max(1, frames) * pixels) * encodedBytesPerPixel
-        return workingBytesFixed + pixels * workingBytesPerPixel + Int((2 * encoded).rounded(.up))
+        return workingBytesFixed + pixels * workingBytesPerPixel + Int((3 * encoded).rounded(.up))
     }
 
     /// libwebp's working set a pixel of the frame (twelve ARGB pictures' worth).
