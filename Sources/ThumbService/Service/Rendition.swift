@@ -75,7 +75,9 @@ enum MemoryKey: Hashable, Sendable, HeapFootprint {
 /// Their cost is every buffer they hold: the pixels (w·h·4) or encoded bytes,
 /// and the strings beside them.
 enum MemoryItem: Sendable, HeapFootprint {
-    case prepared(Bitmap, originalSHA256: String)
+    /// `fromAnimation`: the first frame of an animated source, which an
+    /// animating variant cannot be encoded from (API.md § Animation).
+    case prepared(Bitmap, originalSHA256: String, fromAnimation: Bool)
     case rendition(Rendition)
     case facts(OriginalFacts)
     case info(InfoAnswer)
@@ -84,7 +86,7 @@ enum MemoryItem: Sendable, HeapFootprint {
         switch self {
         case .facts(let f): f.sha256.heapBytes + f.thumbhash.heapBytes + f.averageColor.heapBytes
         case .info(let answer): answer.body.heapBytes + answer.etag.heapBytes
-        case .prepared(let bitmap, let sha): bitmap.pixels.heapBytes + sha.heapBytes
+        case .prepared(let bitmap, let sha, _): bitmap.pixels.heapBytes + sha.heapBytes
         // contentType is one of `OutputFormat.contentType`'s literals: on no heap.
         case .rendition(let r): r.bytes.heapBytes + r.etag.heapBytes
         }
