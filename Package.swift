@@ -38,9 +38,11 @@ let package = Package(
         .systemLibrary(name: "CAvif", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
                        providers: [.apt(["liblcms2-dev"])]),
-        // zlib (libpng's own dependency, so always present) for the PNG structure walk's inflate count.
+        // zlib (libpng's own dependency, so always present) for the PNG structure walk's inflate count;
+        // libwebpmux (libwebp-dev ships it beside libwebpdemux, whose pkg-config CWebP names) for the
+        // animated WebP encoder.
         .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAvif", "CLCMS2"],
-                cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("z")]),
+                cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("z"), .linkedLibrary("webpmux")]),
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Worker processes' system layer: channel, spawn, memfd, memory cap, seccomp.
@@ -76,7 +78,7 @@ let package = Package(
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
                                          "ThumbJSON", "ThumbClock"]),
 
-        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging"]),
+        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging", "ThumbCodec"]),
         .target(name: "FuzzDriver"),
         .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging", "ThumbHashFormat"]),
         .executableTarget(name: "FuzzStructure", dependencies: ["FuzzDriver", "ThumbCodec"]),

@@ -2,52 +2,11 @@
 #include <string.h>
 #include <gif_lib.h>
 #include "decoder.h"
+#include "gif_common.h"
 
 // giflib reports errors by code (no longjmp). Only the first frame is read,
 // composited onto a transparent canvas of the logical screen size (API.md § Output),
 // streamed row by row; an interlaced frame is held as palette indices.
-
-typedef struct {
-    const uint8_t *data;
-    size_t length;
-    size_t offset;
-} gif_source;
-
-// Past the end, a one-byte read (a block size or record type) gets 0: a block
-// terminator. So a file whose only flaw is a missing terminator after complete
-// image data decodes, while LZW data still needed fails in giflib (an empty
-// data block is D_GIF_ERR_IMAGE_DEFECT). Longer reads are never padded, so no
-// pixel can be made up.
-static int source_read(GifFileType *gif, GifByteType *out, int count) {
-    gif_source *src = gif->UserData;
-    size_t left = src->length - src->offset;
-    if (count <= 0) return 0;
-    if (left == 0 && count == 1) { out[0] = 0; return 1; }
-    size_t n = (size_t)count < left ? (size_t)count : left;
-    memcpy(out, src->data + src->offset, n);
-    src->offset += n;
-    return (int)n;
-}
-
-static int gif_status(int code, char *message, size_t message_size) {
-    const char *text = GifErrorString(code);
-    switch (code) {
-    case D_GIF_ERR_NOT_ENOUGH_MEM:
-        thumbd_set_message(message, message_size, "out of memory decoding GIF");
-        return THUMBD_NO_MEMORY;
-    case D_GIF_ERR_READ_FAILED:
-        thumbd_set_message(message, message_size, "GIF data ends early (truncated)");
-        return THUMBD_CORRUPT;
-    default:
-        thumbd_set_message(message, message_size, text ? text : "undecodable GIF");
-        return THUMBD_CORRUPT;
-    }
-}
-
-static void close_gif(GifFileType *gif) {
-    int ignored;
-    if (gif) DGifCloseFile(gif, &ignored);
-}
 
 // Reads records up to the first image descriptor. *transparent receives the
 // transparent index of the last graphic control extension before it, or -1.
@@ -55,9 +14,9 @@ static int walk_to_image(GifFileType *gif, int *transparent, char *message, size
     *transparent = NO_TRANSPARENT_COLOR;
     for (;;) {
         GifRecordType type;
-        if (DGifGetRecordType(gif, &type) == GIF_ERROR) return gif_status(gif->Error, message, message_size);
+        if (DGifGetRecordType(gif, &type) == GIF_ERROR) return thumbd_gif_status(gif->Error, message, message_size);
         if (type == IMAGE_DESC_RECORD_TYPE) {
-            if (DGifGetImageDesc(gif) == GIF_ERROR) return gif_status(gif->Error, message, message_size);
+            if (DGifGetImageDesc(gif) == GIF_ERROR) return thumbd_gif_status(gif->Error, message, message_size);
             if (gif->Image.Width <= 0 || gif->Image.Height <= 0) {
                 thumbd_set_message(message, message_size, "GIF frame has no pixels");
                 return THUMBD_CORRUPT;
@@ -75,32 +34,15 @@ static int walk_to_image(GifFileType *gif, int *transparent, char *message, size
         if (type != EXTENSION_RECORD_TYPE) continue;   // UNDEFINED_RECORD_TYPE never comes back without an error
         int code;
         GifByteType *block;
-        if (DGifGetExtension(gif, &code, &block) == GIF_ERROR) return gif_status(gif->Error, message, message_size);
+        if (DGifGetExtension(gif, &code, &block) == GIF_ERROR) return thumbd_gif_status(gif->Error, message, message_size);
         if (code == GRAPHICS_EXT_FUNC_CODE && block && block[0] >= 4) {
             GraphicsControlBlock gcb;
             if (DGifExtensionToGCB(block[0], block + 1, &gcb) == GIF_OK) *transparent = gcb.TransparentColor;
         }
         while (block) {
-            if (DGifGetExtensionNext(gif, &block) == GIF_ERROR) return gif_status(gif->Error, message, message_size);
+            if (DGifGetExtensionNext(gif, &block) == GIF_ERROR) return thumbd_gif_status(gif->Error, message, message_size);
         }
     }
-}
-
-static GifFileType *open_gif(gif_source *src, int *status, char *message, size_t message_size) {
-    int error = 0;
-    GifFileType *gif = DGifOpen(src, source_read, &error);
-    if (!gif) {
-        *status = gif_status(error, message, message_size);
-        return NULL;
-    }
-    if (gif->SWidth <= 0 || gif->SHeight <= 0) {
-        *status = THUMBD_CORRUPT;
-        thumbd_set_message(message, message_size, "GIF logical screen has no pixels");
-        close_gif(gif);
-        return NULL;
-    }
-    *status = THUMBD_OK;
-    return gif;
 }
 
 int thumbd_gif_probe(const void *data, size_t length, uint64_t max_pixels, thumbd_image_info *info,
@@ -108,7 +50,7 @@ int thumbd_gif_probe(const void *data, size_t length, uint64_t max_pixels, thumb
     memset(info, 0, sizeof *info);
     gif_source src = { data, length, 0 };
     int status;
-    GifFileType *gif = open_gif(&src, &status, message, message_size);
+    GifFileType *gif = thumbd_gif_open_source(&src, &status, message, message_size);
     if (!gif) return status;
     info->width = (uint32_t)gif->SWidth;
     info->height = (uint32_t)gif->SHeight;
@@ -117,7 +59,7 @@ int thumbd_gif_probe(const void *data, size_t length, uint64_t max_pixels, thumb
     info->orientation = 1;
     info->bit_depth = 8;
     if ((uint64_t)info->width * info->height > max_pixels) {
-        close_gif(gif);
+        thumbd_gif_close(gif);
         return THUMBD_TOO_LARGE;
     }
     int transparent;
@@ -136,7 +78,7 @@ int thumbd_gif_probe(const void *data, size_t length, uint64_t max_pixels, thumb
         info->has_alpha = transparent != NO_TRANSPARENT_COLOR || f->Left > 0 || f->Top > 0
             || f->Left + f->Width < gif->SWidth || f->Top + f->Height < gif->SHeight;
     }
-    close_gif(gif);
+    thumbd_gif_close(gif);
     return status;
 }
 
@@ -155,7 +97,7 @@ typedef struct {
 static void release_gif(thumbd_decoder *d) {
     gif_state *s = d->state;
     if (!s) return;
-    close_gif(s->gif);
+    thumbd_gif_close(s->gif);
     free(s->line);
     free(s->visible);
     free(s);
@@ -183,7 +125,7 @@ static int read_interlaced(gif_state *s, char *message, size_t message_size) {
     for (int pass = 0; pass < 4; pass++) {
         for (int y = start[pass]; y < s->frame_height; y += step[pass]) {
             if (DGifGetLine(s->gif, s->line, s->frame_width) == GIF_ERROR)
-                return gif_status(s->gif->Error, message, message_size);
+                return thumbd_gif_status(s->gif->Error, message, message_size);
             if (y < s->visible_height) memcpy(s->visible + (size_t)y * s->visible_width, s->line, (size_t)s->visible_width);
         }
     }
@@ -207,7 +149,7 @@ static int produce(thumbd_decoder *d, uint8_t *rows, uint32_t count, char *messa
         } else {
             // Rows are asked for in order, so frame row y is the next one giflib gives.
             if (DGifGetLine(s->gif, s->line, s->frame_width) == GIF_ERROR)
-                return gif_status(s->gif->Error, message, message_size);
+                return thumbd_gif_status(s->gif->Error, message, message_size);
             indices = s->line;
         }
         expand(s, indices, rows + i * row_bytes + (size_t)s->left * 4);
@@ -229,7 +171,7 @@ thumbd_decoder *thumbd_gif_open(const void *data, size_t length, uint32_t *out_w
     d->release = release_gif;
     d->produce = produce;
     s->src = (gif_source){ data, length, 0 };
-    s->gif = open_gif(&s->src, status, message, message_size);
+    s->gif = thumbd_gif_open_source(&s->src, status, message, message_size);
     if (!s->gif) { thumbd_decoder_close(d); return NULL; }
     *status = walk_to_image(s->gif, &s->transparent, message, message_size);
     if (*status != THUMBD_OK) { thumbd_decoder_close(d); return NULL; }

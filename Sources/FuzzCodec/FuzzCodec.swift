@@ -52,6 +52,24 @@ func fuzzOne(_ data: [UInt8]) {
     // The scaled path (JPEG DCT scaling, WebP shrink on load) at the smallest scale.
     var scaled = BitmapSink()
     _ = try? ImageDecoder.decode(data, header: header, minimumDisplayedSize: (1, 1), into: &scaled)
+    fuzzAnimation(data, header)
+}
+
+/// An animated GIF or WebP read frame by frame (SPEC §14): at most four frames,
+/// each the canvas's size, scaled to at most 16 px and encoded as an animation.
+func fuzzAnimation(_ data: [UInt8], _ header: ImageHeader) {
+    guard let animation = header.animation else { return }
+    let w = min(16, header.displayedWidth), h = min(16, header.displayedHeight)
+    guard let encoder = try? AnimatedWebPEncoder(width: w, height: h, quality: 50, loopCount: animation.loopCount) else { return }
+    let count = try? AnimationDecoder.decode(data, header: header, maxFrames: 4) { frame throws(CodecError) in
+        precondition(frame.width == header.width && frame.height == header.height, "frame size differs from the canvas")
+        var renderer = ThumbnailRenderer(geometry: ThumbnailGeometry(scaledWidth: w, scaledHeight: h, width: w, height: h),
+                                         orientation: header.orientation)
+        frame.feed(into: &renderer)
+        try encoder.add(renderer.finish(), durationMilliseconds: frame.durationMilliseconds)
+    }
+    precondition((count ?? 0) <= min(4, animation.frames), "more frames than the header counts")
+    if (count ?? 0) > 0 { _ = try? encoder.finish() }
 }
 
 #if FUZZING

@@ -15,16 +15,17 @@ struct AnswerFields: Sendable {
 
     init(_ r: Rendition, cacheControl: String, varies: Bool) {
         self.init(contentType: r.contentType, etag: r.etag, cacheControl: cacheControl, varies: varies,
-                  size: (r.width, r.height))
+                  size: (r.width, r.height), frames: r.frames)
     }
 
     /// `/info`: JSON, never negotiated.
     init(_ answer: InfoAnswer, cacheControl: String) {
         self.init(contentType: "application/json", etag: answer.etag, cacheControl: cacheControl, varies: false,
-                  size: nil)
+                  size: nil, frames: 1)
     }
 
-    private init(contentType: String, etag: String, cacheControl: String, varies: Bool, size: (Int, Int)?) {
+    private init(contentType: String, etag: String, cacheControl: String, varies: Bool, size: (Int, Int)?,
+                 frames: Int) {
         self.etag = etag
         var common: [UInt8] = []
         Self.append("Content-Type", contentType, to: &common)
@@ -35,6 +36,8 @@ struct AnswerFields: Sendable {
         if let (width, height) = size {
             Self.append("X-Image-Width", String(width), to: &common)
             Self.append("X-Image-Height", String(height), to: &common)
+            // Only an animated answer names its frames (API.md § Animation).
+            if frames > 1 { Self.append("X-Image-Frames", String(frames), to: &common) }
         }
         ok = common
     }

@@ -20,6 +20,7 @@ extension DaemonConfiguration {
             if let bg = p.background { fields.append(("bg", .string(bg.hex))) }
             if let t = p.blurTenths { fields.append(("blur", tenths(t))) }
             if let t = p.sharpenTenths { fields.append(("sharpen", tenths(t))) }
+            if let a = p.animated { fields.append(("animated", .bool(a))) }
             return (name, .object(fields))
         }
         return .object([
@@ -38,6 +39,8 @@ extension DaemonConfiguration {
                 ("maxOutputDimension", .integer(service.limits.maxOutputDimension)),
                 ("maxDecodeMemoryBytes", .integer(service.limits.maxDecodeMemoryBytes)),
                 ("maxRenderSeconds", .number(service.limits.maxRenderSeconds)),
+                ("maxAnimationFrames", .integer(service.limits.maxAnimationFrames)),
+                ("maxAnimationPixels", .integer(service.limits.maxAnimationPixels)),
             ])),
             ("origin", .object([
                 ("timeoutSeconds", .number(service.origin.timeoutSeconds)),

@@ -45,10 +45,10 @@ struct PrefetchBatch {
                     throw .badRequest("\(name) must be \(rule)")
                 }
                 query.append((name, CompositionParameters.text(tenths: tenths)))
-            case ("enlarge", .bool(let b)):
+            case ("enlarge", .bool(let b)), ("animated", .bool(let b)):
                 query.append((name, b ? "1" : "0"))
             case ("url", _), ("fit", _), ("format", _), ("preset", _), ("w", _), ("h", _), ("q", _), ("dpr", _),
-                 ("enlarge", _), ("gravity", _), ("fp", _), ("bg", _), ("blur", _), ("sharpen", _):
+                 ("enlarge", _), ("gravity", _), ("fp", _), ("bg", _), ("blur", _), ("sharpen", _), ("animated", _):
                 throw .badRequest("'\(name)' must not be \(value.typeName)")
             default:
                 throw .badRequest("unknown field '\(name)'")

@@ -26,6 +26,8 @@ extension ServiceConfiguration {
             if let v = try l.integer("maxOutputDimension", 1...65_535) { limits.maxOutputDimension = v }
             if let v = try l.integer("maxDecodeMemoryBytes", 1...Int.max) { limits.maxDecodeMemoryBytes = v }
             if let v = try l.seconds("maxRenderSeconds", 0.001...86_400) { limits.maxRenderSeconds = v }
+            if let v = try l.integer("maxAnimationFrames", 1...100_000) { limits.maxAnimationFrames = v }
+            if let v = try l.integer("maxAnimationPixels", 1...Int.max) { limits.maxAnimationPixels = v }
             try l.finish()
         }
         if var o = try r.object("origin") {
@@ -142,6 +144,7 @@ extension ServiceConfiguration.Preset {
         blurTenths = try Self.tenths(&r, "blur", CompositionParameters.blurRange, CompositionParameters.blurRule)
         sharpenTenths = try Self.tenths(&r, "sharpen", CompositionParameters.sharpenRange,
                                         CompositionParameters.sharpenRule)
+        animated = try r.bool("animated")
         if r.take("fp") != nil {
             throw ConfigurationError(key: r.path("fp"), "is not a preset field: a focal point belongs to one source")
         }

@@ -7,6 +7,8 @@ import ThumbService
 // Usage: ThumbBench [--runs N] [--w N] [--h N] [--fit F] [--gravity G] [--format F] FILE...
 //        (--gravity attention computes the original's focus in every run: a first render's cost)
 //        ThumbBench --blur-bench [--runs N]   (blur and sharpen alone; see BlurBench)
+//        ThumbBench --animate [--runs N] [--w N] [--h N] [--fit F] [--q Q] [--out FILE] FILE...
+//          (animated GIF/WebP → animated WebP; see AnimationBench, anim-bench.sh)
 // Driven by Tests/Benchmarks/codec-bench.sh; build with -c release.
 
 var runs = 11
@@ -14,6 +16,9 @@ var variant = PreparedVariant(width: 256, height: 256, fit: .inside)
 var format = OutputFormat.jpeg
 var files: [String] = []
 var blurBench = false
+var animate = false
+var quality = 82
+var output: String?
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let arg = args.next() {
     switch arg {
@@ -24,8 +29,16 @@ while let arg = args.next() {
     case "--gravity": variant.gravity = Gravity(rawValue: args.next() ?? "")
     case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
     case "--blur-bench": blurBench = true
+    case "--animate": animate = true
+    case "--q": quality = Int(args.next() ?? "") ?? quality
+    case "--out": output = args.next()
     default: files.append(arg)
     }
+}
+
+if animate {
+    AnimationBench.run(files: files, variant: variant, runs: runs, quality: quality, output: output)
+    exit(0)
 }
 
 if blurBench {

@@ -55,7 +55,9 @@ public enum ImageDecoder {
         }
         if status == Int32(THUMBD_TOO_LARGE) { throw .tooLarge(width: Int(info.width), height: Int(info.height)) }
         try check(status, message)
-        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels, isobmff: isobmff)
+        // Another pass over a GIF's blocks or a WebP's chunks (linear, nothing kept).
+        let animation = format == .gif || format == .webp ? AnimationFacts.of(data, format: format) : nil
+        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels, isobmff: isobmff, animation: animation)
         guard header.width > 0, header.height > 0 else { throw .corrupt("image has no pixels") }
         guard header.width.multipliedReportingOverflow(by: header.height).partialValue <= maxPixels,
               header.width <= 1 << 20, header.height <= 1 << 20 else {

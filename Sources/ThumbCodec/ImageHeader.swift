@@ -30,13 +30,17 @@ public struct ImageHeader: Sendable, Equatable, Codable {
     public let isLossless: Bool
     /// The `maxPixels` the probe was given; the HEIF decoder needs it again.
     let pixelLimit: Int
+    /// A GIF or WebP of two frames or more (SPEC §14); nil for a still image.
+    public let animation: AnimationFacts?
     /// AVIF and HEIC: what the structure walk learnt (which library decodes
     /// the file, its grid tiles); nil for other formats.
     let isobmff: ISOBMFFLayout?
 
-    init(format: ImageFormat, info: thumbd_image_info, pixelLimit: Int = .max, isobmff: ISOBMFFLayout? = nil) {
+    init(format: ImageFormat, info: thumbd_image_info, pixelLimit: Int = .max, isobmff: ISOBMFFLayout? = nil,
+         animation: AnimationFacts? = nil) {
         self.format = format
         self.isobmff = isobmff
+        self.animation = animation
         width = Int(info.width)
         height = Int(info.height)
         orientation = Orientation(exifValue: Int(info.orientation))
@@ -66,6 +70,6 @@ public struct ImageHeader: Sendable, Equatable, Codable {
         a.format == b.format && a.width == b.width && a.height == b.height && a.orientation == b.orientation
             && a.hasAlpha == b.hasAlpha && a.isProgressive == b.isProgressive && a.colorModel == b.colorModel
             && a.components == b.components && a.isAnimated == b.isAnimated
-            && a.bitDepth == b.bitDepth && a.isLossless == b.isLossless
+            && a.bitDepth == b.bitDepth && a.isLossless == b.isLossless && a.animation == b.animation
     }
 }

@@ -40,6 +40,7 @@ struct BoxReducer {
     var isComplete: Bool { sourceRow == sourceHeight }
 
     mutating func consume(_ rows: UnsafeRawBufferPointer, rowCount: Int) {
+        if kx == 1 && ky == 1 { return consumeUnreduced(rows, rowCount: rowCount) }
         let rowBytes = sourceWidth * 4
         toLinear16.withUnsafeBufferPointer { lut in
             for r in 0..<rowCount where sourceRow < sourceHeight {
@@ -48,6 +49,33 @@ struct BoxReducer {
                 rowsInBlock += 1
                 sourceRow += 1
                 if rowsInBlock == ky || sourceRow == sourceHeight { emitBlockRow() }
+            }
+        }
+    }
+
+    /// A source less than twice the target on both axes (every frame of a
+    /// small animation): each pixel is a block of one, converted straight to
+    /// the values `emitBlockRow` gives such a block (same operations, same
+    /// floats) without the round trip through the sums.
+    private mutating func consumeUnreduced(_ rows: UnsafeRawBufferPointer, rowCount: Int) {
+        let width = sourceWidth
+        let n = Float(1)
+        let colourScale = 1 / (n * 65535 * 255), alphaScale = n * 255
+        toLinear16.withUnsafeBufferPointer { lut in
+            output.withUnsafeMutableBufferPointer { out in
+                for r in 0..<rowCount where sourceRow < sourceHeight {
+                    let row = rows.baseAddress!.advanced(by: r * width * 4).assumingMemoryBound(to: UInt8.self)
+                    let base = sourceRow * width
+                    for x in 0..<width {
+                        let p = row + x * 4
+                        let alpha = UInt32(p[3])
+                        out[base + x] = SIMD4(Float(lut[Int(p[0])] &* alpha) * colourScale,
+                                              Float(lut[256 + Int(p[1])] &* alpha) * colourScale,
+                                              Float(lut[512 + Int(p[2])] &* alpha) * colourScale, Float(alpha) / alphaScale)
+                    }
+                    sourceRow += 1
+                    outputRow += 1
+                }
             }
         }
     }

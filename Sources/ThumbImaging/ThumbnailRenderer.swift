@@ -56,6 +56,24 @@ public struct ThumbnailRenderer: ScanlineSink {
         return (max(1, width / (target.width * 2)), max(1, height / (target.height * 2)))
     }
 
+    /// Bytes a render of a `width`×`height` decode holds at its peak besides
+    /// the decode's own buffers, for memory estimates (an animation renders
+    /// one frame after another through it): the box-reduced floats, the
+    /// resampler's horizontal pass and result (16 bytes a pixel each), the
+    /// bytes of the scaled image, the filters' copy of the floats, and the
+    /// crop, turn and canvas copies of the result.
+    public func peakBytes(decodedWidth width: Int, decodedHeight height: Int) -> Int {
+        let (kx, ky) = reduction(width: width, height: height)
+        let reducedWidth = (width + kx - 1) / kx, reducedHeight = (height + ky - 1) / ky
+        let target = storedTarget
+        let scaled = target.width * target.height
+        let floats = reducedWidth * reducedHeight + target.width * reducedHeight + scaled
+        let filters = blurSigma != nil || sharpenSigma != nil ? scaled : 0
+        let window = geometry.windowWidth * geometry.windowHeight, result = geometry.width * geometry.height
+        let copies = (window != scaled ? 1 : 0) + (orientation == .up ? 0 : 1) + (result != window ? 1 : 0)
+        return (floats + filters) * 16 + scaled * 4 + result * 4 * copies
+    }
+
     /// True when this renderer would box-reduce a `width`×`height` decode
     /// exactly as `other` does: the reduced floats are then the same values,
     /// and `adoptReduction(from:)` can take them instead of making them again.

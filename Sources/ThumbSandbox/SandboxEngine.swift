@@ -76,27 +76,32 @@ public final class SandboxEngine: RenderEngine {
                                                   admittedBytes: budget.admittedBytes),
                                    original: original, budget: budget)
         if case .plan(let plan) = reply { return .needsMore(plan) }
-        return .rendered(try output(reply, fds, maxSide: limits.maxOutputDimension))
+        return .rendered(try output(reply, fds, maxSide: limits.maxOutputDimension,
+                                    maxFrames: encoding.animation?.maxAnimationFrames ?? 1))
     }
 
     public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
                        budget: JobBudget) throws(ServiceError) -> RenderOutput {
         let (reply, fds) = try run(.render(plan: plan, factsSHA256: factsSHA256, encoding: encoding),
                                    original: original, budget: budget)
-        return try output(reply, fds, maxSide: max(plan.geometry.width, plan.geometry.height))
+        return try output(reply, fds, maxSide: max(plan.geometry.width, plan.geometry.height),
+                          maxFrames: encoding.animation?.maxAnimationFrames ?? 1)
     }
 
     /// A render's answer, checked: its bitmap is no larger than the result may be.
-    private func output(_ reply: WorkerReply, _ fds: [OwnedFileDescriptor],
-                        maxSide: Int) throws(ServiceError) -> RenderOutput {
-        guard case .rendered(let bw, let bh, let facts, let format, let width, let height) = reply, fds.count == 2,
-              bw > 0, bh > 0, bw <= maxSide, bh <= maxSide
+    private func output(_ reply: WorkerReply, _ fds: [OwnedFileDescriptor], maxSide: Int,
+                        maxFrames: Int) throws(ServiceError) -> RenderOutput {
+        guard case .rendered(let bw, let bh, let facts, let format, let width, let height, let frames,
+                             let fromAnimation) = reply, fds.count == 2,
+              bw > 0, bh > 0, bw <= maxSide, bh <= maxSide, frames >= 1, frames <= maxFrames
         else { throw unexpected(reply) }
         let pixels = try read(fds[0], maxBytes: bw * bh * 4)
         guard pixels.count == bw * bh * 4 else { throw unexpected(reply) }
-        let bytes = try read(fds[1], maxBytes: Self.maxEncodedBytes(width: width, height: height))
+        let bytes = try read(fds[1], maxBytes: Self.maxEncodedBytes(width: width, height: height) * frames)
         return RenderOutput(bitmap: Bitmap(width: bw, height: bh, pixels: pixels), facts: facts,
-                            encoded: EncodedThumbnail(bytes: bytes, format: format, width: width, height: height))
+                            encoded: EncodedThumbnail(bytes: bytes, format: format, width: width, height: height,
+                                                      frames: frames),
+                            fromAnimation: fromAnimation)
     }
 
     public func encode(_ bitmap: Bitmap, encoding: EncodingSpec,

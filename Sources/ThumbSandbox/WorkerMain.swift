@@ -123,7 +123,8 @@ public enum WorkerMain {
              try SharedMemory.sealed(name: "thumbd-encoded", bytes: output.encoded.bytes)]
         }
         return (.rendered(bitmapWidth: output.bitmap.width, bitmapHeight: output.bitmap.height, facts: output.facts,
-                          format: output.encoded.format, width: output.encoded.width, height: output.encoded.height),
+                          format: output.encoded.format, width: output.encoded.width, height: output.encoded.height,
+                          frames: output.encoded.frames, fromAnimation: output.fromAnimation),
                 memories)
     }
 

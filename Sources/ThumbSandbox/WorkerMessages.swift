@@ -57,7 +57,7 @@ enum WorkerReply: Codable, Sendable {
     case facts(OriginalFacts)
     case encoded(format: OutputFormat, width: Int, height: Int)
     case rendered(bitmapWidth: Int, bitmapHeight: Int, facts: OriginalFacts?,
-                  format: OutputFormat, width: Int, height: Int)
+                  format: OutputFormat, width: Int, height: Int, frames: Int, fromAnimation: Bool)
     case failed(ServiceError)
     /// What a probing test hook found (`WorkerTestHook.open`, `.socket`): the
     /// errno of the attempt, 0 if it succeeded.

@@ -38,6 +38,11 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var maxDecodeMemoryBytes = 536_870_912
         /// A render (decode, scale, encode) still running after this long is stopped.
         public var maxRenderSeconds: Double = 10
+        /// Frames of an animation rendered; the rest are dropped (API.md § Animation).
+        public var maxAnimationFrames = 200
+        /// Canvas pixels times the frames rendered: more is `422 image_too_large`
+        /// before any frame is decoded.
+        public var maxAnimationPixels = 200_000_000
     }
 
     public struct Origin: Equatable, Sendable {
@@ -131,10 +136,13 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var blurTenths: Int?
         /// `sharpen` in tenths of a CSS pixel (3…100); the request's `dpr` multiplies it.
         public var sharpenTenths: Int?
+        /// `animated`: false takes the first frame of an animated source (API.md § Animation).
+        public var animated: Bool?
 
         public init(width: Int? = nil, height: Int? = nil, fit: Fit? = nil, format: OutputFormat? = nil,
                     quality: Int? = nil, gravity: Gravity? = nil, background: RGBAColor? = nil,
-                    blurTenths: Int? = nil, sharpenTenths: Int? = nil) {
+                    blurTenths: Int? = nil, sharpenTenths: Int? = nil, animated: Bool? = nil) {
+            self.animated = animated
             self.width = width
             self.height = height
             self.fit = fit

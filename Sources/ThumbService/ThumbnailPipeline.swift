@@ -7,10 +7,18 @@ public struct PipelineLimits: Sendable, Equatable, Codable {
     public var maxSourcePixels: Int
     /// Largest result side in pixels.
     public var maxOutputDimension: Int
+    /// Frames an animation renders at most; the rest are dropped (SPEC §14).
+    public var maxAnimationFrames: Int
+    /// Canvas pixels times the frames rendered an animation may reach
+    /// (SPEC §14: `422 image_too_large` from the headers).
+    public var maxAnimationPixels: Int
 
-    public init(maxSourcePixels: Int = 50_000_000, maxOutputDimension: Int = 4096) {
+    public init(maxSourcePixels: Int = 50_000_000, maxOutputDimension: Int = 4096, maxAnimationFrames: Int = 200,
+                maxAnimationPixels: Int = 200_000_000) {
         self.maxSourcePixels = maxSourcePixels
         self.maxOutputDimension = maxOutputDimension
+        self.maxAnimationFrames = maxAnimationFrames
+        self.maxAnimationPixels = maxAnimationPixels
     }
 }
 
@@ -61,13 +69,19 @@ public struct RenderPlan: Sendable, Codable {
     /// Blur and sharpen work in place on the floats, with one more copy of
     /// them at most; `contain` pads onto a canvas, one more copy of the result.
     public var estimatedMemory: Int {
+        sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header, minimumDisplayedSize: minimumDisplayedSize)
+            + composeMemory
+    }
+
+    /// What scaling and composing one decoded image holds at its peak: the
+    /// scaled floats and bytes, the filters' copy, the crop, turn and canvas copies.
+    var composeMemory: Int {
         let scaled = geometry.scaledWidth * geometry.scaledHeight
         let window = geometry.windowWidth * geometry.windowHeight
         let copies = (window != scaled ? 1 : 0) + (header.orientation == .up ? 0 : 1)
             + (geometry.width * geometry.height != window ? 1 : 0)
         let filters = variant.blurTenths != nil || variant.sharpenTenths != nil ? scaled * 16 : 0
-        return sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header, minimumDisplayedSize: minimumDisplayedSize)
-            + scaled * (16 + 4) + filters + geometry.width * geometry.height * 4 * copies
+        return scaled * (16 + 4) + filters + geometry.width * geometry.height * 4 * copies
     }
 
     /// `estimatedMemory` when the render also computes the original's facts
@@ -87,12 +101,15 @@ public struct EncodedThumbnail: Sendable {
     public let format: OutputFormat
     public let width: Int
     public let height: Int
+    /// Frames of an animated WebP; 1 for a still image.
+    public let frames: Int
 
-    public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int) {
+    public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int, frames: Int = 1) {
         self.bytes = bytes
         self.format = format
         self.width = width
         self.height = height
+        self.frames = frames
     }
 }
 

@@ -53,13 +53,23 @@ public struct ThumbnailVariant: Hashable, Sendable {
     /// `bg` for flattening alpha when the result is JPEG (nil: white); nil
     /// where inert (`png`, `webp`, `avif`, `rgba`).
     public var background: RGBAColor?
+    /// `animated` as the request or its preset gave it (nil: not given, which
+    /// animates). Only a WebP answer of an animated source animates (API.md §
+    /// Animation); the key carries it whenever given.
+    public var animated: Bool?
 
-    public init(prepared: PreparedVariant, format: OutputFormat, quality: Int, background: RGBAColor? = nil) {
+    public init(prepared: PreparedVariant, format: OutputFormat, quality: Int, background: RGBAColor? = nil,
+                animated: Bool? = nil) {
         self.prepared = prepared
         self.format = format
         self.quality = quality
         self.background = background
+        self.animated = animated
     }
+
+    /// Whether an animated source gives an animated answer: WebP (given,
+    /// from a preset or negotiated), unless `animated=0`.
+    public var animates: Bool { format == .webp && animated != false }
 
     /// What a JPEG's alpha is flattened onto (nil: white). `contain`'s
     /// canvas already holds `bg`: flattening onto it again would apply a
@@ -86,6 +96,7 @@ public struct ThumbnailVariant: Hashable, Sendable {
         if let bg = background ?? p.background { key += "&bg=\(bg.hex)" }
         if let b = p.blurTenths { key += "&blur=\(b)" }
         if let s = p.sharpenTenths { key += "&sharpen=\(s)" }
+        if let a = animated { key += "&animated=\(a ? 1 : 0)" }
         return key
     }
 }

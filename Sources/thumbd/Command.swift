@@ -16,7 +16,7 @@ enum Command: Equatable {
 }
 
 /// `thumbd thumbnail INPUT OUTPUT [--w N] [--h N] [--fit F] [--format F] [--q N] [--enlarge]
-/// [--gravity G] [--fp X,Y] [--bg HEX] [--blur S] [--sharpen S]`.
+/// [--gravity G] [--fp X,Y] [--bg HEX] [--blur S] [--sharpen S] [--animated 0|1]`.
 struct ThumbnailCommand: Equatable {
     var input: String
     var output: String
@@ -30,6 +30,9 @@ struct ThumbnailCommand: Equatable {
     /// `--gravity`, `--fp`, `--bg`, `--blur`, `--sharpen`, with the query's
     /// rules; there is no `dpr` here, so blur and sharpen are in result pixels.
     var composition = CompositionParameters()
+    /// `--animated 0` takes an animated source's first frame whatever the
+    /// format; otherwise `webp` animates it (SPEC §14).
+    var animated = true
 }
 
 /// A command line that cannot be understood: exit status 2 with `message`.

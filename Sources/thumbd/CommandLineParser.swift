@@ -33,7 +33,7 @@ enum CommandLineParser {
 
     private static func parseThumbnail(_ args: [String]) throws(UsageError) -> ThumbnailCommand {
         let options = try parseOptions(args, valued: ["--w", "--h", "--fit", "--format", "--q", "--gravity", "--fp",
-                                                      "--bg", "--blur", "--sharpen"],
+                                                      "--bg", "--blur", "--sharpen", "--animated"],
                                        flags: ["--enlarge"])
         guard options.positional.count == 2 else {
             throw UsageError(message: "thumbnail needs INPUT and OUTPUT")
@@ -65,6 +65,9 @@ enum CommandLineParser {
             command.format = value
         }
         command.enlarge = options.flags.contains("--enlarge")
+        if let animated = try integer(options.values["--animated"], name: "--animated", in: 0...1) {
+            command.animated = animated == 1
+        }
         command.composition = try composition(options.values, fit: command.fit)
         return command
     }

@@ -10,9 +10,17 @@ extension ThumbnailCommand {
         }
         do throws(ServiceError) {
             let variant = self.variant(defaultQuality: defaultQuality)
-            let bitmap = try ThumbnailPipeline.prepare(source: [UInt8](data), variant: variant.prepared, limits: limits)
-            let encoded = try ThumbnailPipeline.encode(bitmap, format: variant.format, quality: variant.quality,
+            let source = [UInt8](data)
+            let encoded: EncodedThumbnail
+            if animated && variant.format == .webp,
+               let animation = try animationPlan(source: source, variant: variant.prepared, limits: limits) {
+                encoded = try ThumbnailPipeline.renderAnimation(source: source, plan: animation, quality: variant.quality,
+                                                                limits: limits).encoded
+            } else {
+                let bitmap = try ThumbnailPipeline.prepare(source: source, variant: variant.prepared, limits: limits)
+                encoded = try ThumbnailPipeline.encode(bitmap, format: variant.format, quality: variant.quality,
                                                        background: variant.flattenBackground)
+            }
             guard FileManager.default.createFile(atPath: output, contents: Data(encoded.bytes)) else {
                 return fail("cannot write \(output)")
             }
@@ -20,6 +28,16 @@ extension ThumbnailCommand {
         } catch {
             return fail("\(input): \(error.message) (\(error.code))")
         }
+    }
+
+    /// The plan of an animated source (SPEC §14), its `attention` window
+    /// placed on the first frame's focus; nil for a still.
+    private func animationPlan(source: [UInt8], variant: PreparedVariant,
+                               limits: PipelineLimits) throws(ServiceError) -> RenderPlan? {
+        let plan = try ThumbnailPipeline.plan(source: source, variant: variant, limits: limits)
+        guard plan.isAnimated else { return nil }
+        guard plan.geometry.needsFocus else { return plan }
+        return plan.placed(onFocus: try ThumbnailPipeline.facts(source: source, header: plan.header, sha256: "").focus)
     }
 
     /// The variant a `/thumbnail` request with these options (and `dpr` 1) would render.

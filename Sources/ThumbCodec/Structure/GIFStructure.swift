@@ -5,9 +5,10 @@
 /// blocks in order up to the trailer: image descriptors (with a local colour
 /// table, then LZW data in sub-blocks) and extensions (sub-blocks). Only
 /// counts are refused: a truncated file, a missing trailer or an unknown
-/// block is giflib's to judge for the first frame, and nothing after the
-/// first frame is read today, so refusing it would turn away GIFs that
-/// decode (many real ones end without a trailer or with junk).
+/// block is giflib's to judge for the first frame, and an animation ends at
+/// such damage after its first frame (AnimationDecoder, as browsers show
+/// it), so refusing it would turn away GIFs that decode (many real ones end
+/// without a trailer or with junk).
 ///
 /// The limits are about structures that cost without bound, not about
 /// animation policy (`limits.maxAnimationFrames`, far below them, says how
@@ -27,10 +28,18 @@ enum GIFStructure {
     static let maxExtensions = 2 * maxFrames
 
     /// What one walk found: the frames whose image descriptor (introducer
-    /// and 9 bytes) is whole, and the limit it stopped at, if any.
+    /// and 9 bytes) is whole, and the limit it stopped at, if any; for an
+    /// animation (AnimationFacts), the loop count and whether any frame is
+    /// to be restored after it.
     struct Census {
         var frames = 0
         var refusal: CodecError?
+        /// The count of the last NETSCAPE2.0 (or ANIMEXTS1.0) application
+        /// extension, as gif2webp reads it; nil without one.
+        var loopCount: Int?
+        /// A graphic control extension with disposal 3 ("restore previous"),
+        /// or 4, which browsers read so: the reader then keeps the pixels under a frame.
+        var restoresPrevious = false
     }
 
     static func walk(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {
@@ -64,13 +73,39 @@ enum GIFStructure {
                     census.refusal = .tooComplex("GIF has more than \(maxExtensions) extension blocks")
                     return census
                 }
-                guard reader.skip(1), skipSubBlocks(&reader) else { return census }
+                guard let label = reader.u8() else { return census }
+                noteAnimation(label: label, at: reader, in: &census)
+                guard skipSubBlocks(&reader) else { return census }
             default:
                 return census   // the trailer (0x3B), or a byte giflib refuses if it ever reads this far
             }
         }
         return census
     }
+
+    /// What an extension's first sub-blocks say about the animation: a
+    /// graphic control extension's disposal (bits 2–4 of its flags), a
+    /// NETSCAPE2.0/ANIMEXTS1.0 application extension's loop count (sub-block
+    /// 1, 2 bytes little-endian). Reads a copy of the cursor: the caller skips the blocks.
+    private static func noteAnimation(label: UInt8, at cursor: StructureReader, in census: inout Census) {
+        var reader = cursor
+        switch label {
+        case 0xF9:
+            guard let size = reader.u8(), size >= 4, let flags = reader.u8() else { return }
+            let disposal = (flags >> 2) & 7
+            if disposal == 3 || disposal == 4 { census.restoresPrevious = true }
+        case 0xFF:
+            guard reader.u8() == 11, let name = reader.sub(11),
+                  netscape.elementsEqual(name.bytes) || animexts.elementsEqual(name.bytes),
+                  let size = reader.u8(), size >= 3, reader.u8() == 1, let count = reader.u16le() else { return }
+            census.loopCount = Int(count)
+        default:
+            return
+        }
+    }
+
+    private static let netscape = Array("NETSCAPE2.0".utf8)
+    private static let animexts = Array("ANIMEXTS1.0".utf8)
 
     /// The colour table a descriptor's flags announce (3·2^(n+1) bytes), if any.
     private static func skipColorTable(flags: UInt8, _ reader: inout StructureReader) -> Bool {

@@ -19,32 +19,45 @@ enum WebPStructure {
     /// values widened to Int (64-bit), so 0xFFFFFFFF plus padding cannot
     /// overflow.
     static func animationFrames(_ bytes: UnsafeRawBufferPointer) -> Int {
+        animation(bytes).frames
+    }
+
+    /// The same walk, with the loop count of the `ANIM` chunk (its bytes 4
+    /// and 5, little-endian: 0 = forever) when it is whole; 0 without one,
+    /// as libwebpdemux reads it.
+    static func animation(_ bytes: UnsafeRawBufferPointer) -> (frames: Int, loopCount: Int) {
         var reader = StructureReader(bytes)
-        guard reader.u32be() == riff, let riffSize = u32le(&reader), reader.u32be() == webp else { return 0 }
+        guard reader.u32be() == riff, let riffSize = u32le(&reader), reader.u32be() == webp else { return (0, 0) }
         let end = min(bytes.count, 8 + Int(riffSize))
-        guard end > 12 else { return 0 }
+        guard end > 12 else { return (0, 0) }
         var chunks = StructureReader(UnsafeRawBufferPointer(rebasing: bytes[12..<end]))
         var isFirst = true
         var frames = 0
+        var loopCount = 0
         while let type = chunks.u32be(), let size = u32le(&chunks) {
             // The payload as far as the data holds it: a truncated last chunk is read as far as it goes.
             let whole = min(Int(size), chunks.remaining)
             var payload = StructureReader(UnsafeRawBufferPointer(rebasing: chunks.bytes[chunks.offset..<chunks.offset + whole]))
             if isFirst {
                 isFirst = false
-                guard type == vp8x, Int(size) >= vp8xSize, let flags = payload.u8(), flags & animationFlag != 0 else { return 0 }
+                guard type == vp8x, Int(size) >= vp8xSize, let flags = payload.u8(), flags & animationFlag != 0 else {
+                    return (0, 0)
+                }
             } else if type == anmf, Int(size) >= anmfHeaderSize, payload.remaining >= anmfHeaderSize {
                 frames += 1
+            } else if type == anim, payload.skip(4), let count = payload.u16le() {
+                loopCount = Int(count)
             }
             guard chunks.skip(Int(size) + Int(size & 1)) else { break }
         }
-        return frames
+        return (frames, loopCount)
     }
 
     private static let riff = FourCC("RIFF").rawValue
     private static let webp = FourCC("WEBP").rawValue
     private static let vp8x = FourCC("VP8X").rawValue
     private static let anmf = FourCC("ANMF").rawValue
+    private static let anim = FourCC("ANIM").rawValue
     /// The VP8X payload: flags (4 bytes), canvas width − 1 and height − 1 (3 bytes each).
     private static let vp8xSize = 10
     /// ANMF's frame header before the frame's own chunks: X/2, Y/2, width − 1, height − 1, duration (3 bytes each), flags.

@@ -25,11 +25,15 @@ public struct EncodingSpec: Sendable, Equatable, Codable {
     public var quality: Int
     /// JPEG's flattening colour (`ThumbnailVariant.flattenBackground`).
     public var background: RGBAColor?
+    /// Set when an animated source gives an animated WebP (API.md §
+    /// Animation): the limits its frames are rendered under. nil: the first frame.
+    public var animation: PipelineLimits?
 
-    public init(format: OutputFormat, quality: Int, background: RGBAColor?) {
+    public init(format: OutputFormat, quality: Int, background: RGBAColor?, animation: PipelineLimits? = nil) {
         self.format = format
         self.quality = quality
         self.background = background
+        self.animation = animation
     }
 }
 
@@ -40,11 +44,14 @@ public struct RenderOutput: Sendable {
     public var bitmap: Bitmap
     public var facts: OriginalFacts?
     public var encoded: EncodedThumbnail
+    /// The source has two frames or more (the bitmap is its first).
+    public var fromAnimation: Bool
 
-    public init(bitmap: Bitmap, facts: OriginalFacts?, encoded: EncodedThumbnail) {
+    public init(bitmap: Bitmap, facts: OriginalFacts?, encoded: EncodedThumbnail, fromAnimation: Bool = false) {
         self.bitmap = bitmap
         self.facts = facts
         self.encoded = encoded
+        self.fromAnimation = fromAnimation
     }
 }
 
@@ -131,6 +138,9 @@ public struct InProcessEngine: RenderEngine {
         let source = try original.read()
         var plan = try ThumbnailPipeline.plan(source: source, variant: variant, limits: limits)
         if let focus { plan = plan.placed(onFocus: focus) }
+        // An animation goes back to the daemon, which refuses maxAnimationPixels without
+        // remembering it and admits the frames' estimate in a job of their own.
+        if encoding.animation != nil && plan.isAnimated { return .needsMore(plan) }
         guard plan.estimatedMemory <= budget.admittedBytes else { return .needsMore(plan) }
         if deadline.hasPassed { throw .renderTimedOut }
         return .rendered(try Self.render(source: source, plan: plan, factsSHA256: nil, encoding: encoding,
@@ -163,6 +173,20 @@ public struct InProcessEngine: RenderEngine {
     /// A render job's work on bytes already read, whichever process runs it.
     public static func render(source: [UInt8], plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
                               deadline: RenderDeadline) throws(ServiceError) -> RenderOutput {
+        if let limits = encoding.animation, plan.isAnimated {
+            // Facts come from their own canonical decode: the frames' scaler is the request's.
+            let facts = try factsSHA256.map { sha throws(ServiceError) in
+                try ThumbnailPipeline.facts(source: source, header: plan.header, sha256: sha, deadline: deadline)
+            }
+            let placed = facts.map { plan.placed(onFocus: $0.focus) } ?? plan
+            let animated = try ThumbnailPipeline.renderAnimation(source: source, plan: placed, quality: encoding.quality,
+                                                                 limits: limits, deadline: deadline)
+            let e = animated.encoded
+            return RenderOutput(bitmap: animated.firstFrame, facts: facts,
+                                encoded: EncodedThumbnail(bytes: e.bytes, format: e.format, width: e.width,
+                                                          height: e.height, frames: animated.frames),
+                                fromAnimation: true)
+        }
         let bitmap: Bitmap
         var facts: OriginalFacts?
         if let sha = factsSHA256 {
@@ -173,6 +197,6 @@ public struct InProcessEngine: RenderEngine {
         }
         let encoded = try ThumbnailPipeline.encode(bitmap, format: encoding.format, quality: encoding.quality,
                                                    background: encoding.background, deadline: deadline)
-        return RenderOutput(bitmap: bitmap, facts: facts, encoded: encoded)
+        return RenderOutput(bitmap: bitmap, facts: facts, encoded: encoded, fromAnimation: plan.isAnimated)
     }
 }

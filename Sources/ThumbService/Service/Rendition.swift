@@ -12,10 +12,21 @@ public enum CacheOutcome: String, Sendable {
 
 /// An encoded thumbnail with what its response headers need.
 public struct Rendition: Sendable {
+    public init(bytes: [UInt8], contentType: String, width: Int, height: Int, frames: Int = 1, etag: String) {
+        self.bytes = bytes
+        self.contentType = contentType
+        self.width = width
+        self.height = height
+        self.frames = frames
+        self.etag = etag
+    }
+
     public let bytes: [UInt8]
     public let contentType: String
     public let width: Int
     public let height: Int
+    /// Frames of an animated answer (`X-Image-Frames`); 1 for a still one.
+    public var frames: Int = 1
     /// Strong, quoted; derived from the original's content hash and the variant,
     /// so it is stable across restarts.
     public let etag: String
@@ -64,7 +75,9 @@ enum MemoryKey: Hashable, Sendable, HeapFootprint {
 /// Their cost is every buffer they hold: the pixels (w·h·4) or encoded bytes,
 /// and the strings beside them.
 enum MemoryItem: Sendable, HeapFootprint {
-    case prepared(Bitmap, originalSHA256: String)
+    /// `fromAnimation`: the first frame of an animated source, which an
+    /// animating variant cannot be encoded from (API.md § Animation).
+    case prepared(Bitmap, originalSHA256: String, fromAnimation: Bool)
     case rendition(Rendition)
     case facts(OriginalFacts)
     case info(InfoAnswer)
@@ -73,7 +86,7 @@ enum MemoryItem: Sendable, HeapFootprint {
         switch self {
         case .facts(let f): f.sha256.heapBytes + f.thumbhash.heapBytes + f.averageColor.heapBytes
         case .info(let answer): answer.body.heapBytes + answer.etag.heapBytes
-        case .prepared(let bitmap, let sha): bitmap.pixels.heapBytes + sha.heapBytes
+        case .prepared(let bitmap, let sha, _): bitmap.pixels.heapBytes + sha.heapBytes
         // contentType is one of `OutputFormat.contentType`'s literals: on no heap.
         case .rendition(let r): r.bytes.heapBytes + r.etag.heapBytes
         }

@@ -33,7 +33,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
 
     /// The parameters `/thumbnail` knows; any other is a `400`.
     static let knownParameters: Set<String> = ["url", "w", "h", "fit", "enlarge", "format", "q", "dpr", "preset", "sig",
-                                               "gravity", "fp", "bg", "blur", "sharpen"]
+                                               "gravity", "fp", "bg", "blur", "sharpen", "animated"]
 
     /// Validates decoded query parameters against the rules of API.md § GET /thumbnail and the
     /// configuration's limits, presets and allowed sizes.
@@ -80,6 +80,11 @@ public struct ThumbnailRequest: Hashable, Sendable {
             }
             dpr = digit
         }
+        var animated = preset?.animated
+        if let text = values["animated"] {
+            guard text == "0" || text == "1" else { throw .badRequest("animated must be 0 or 1") }
+            animated = text == "1"
+        }
         var enlarge = false
         if let text = values["enlarge"] {
             guard text == "0" || text == "1" else { throw .badRequest("enlarge must be 0 or 1") }
@@ -125,7 +130,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
         sourceURL = normalized
         let plain = ThumbnailVariant(prepared: PreparedVariant(width: scaledWidth, height: scaledHeight, fit: fit,
                                                                enlarge: enlarge),
-                                     format: format, quality: quality)
+                                     format: format, quality: quality, animated: animated)
         // After negotiation: `bg` is inert for `auto` answered as WebP or AVIF.
         variant = composition.applied(to: plain, dpr: dpr)
     }

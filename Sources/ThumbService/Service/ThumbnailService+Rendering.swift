@@ -29,6 +29,7 @@ extension ThumbnailService {
         let budget = current.limits.maxDecodeMemoryBytes
         if let error = Self.overBudget(original, budget: budget) { return finishRender(request, .failure(error)) }
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
+        let encoding = Self.encoding(request, limits: limits)
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let started = ContinuousClock.now
             probeHook.withLock { $0 }?()
@@ -40,7 +41,7 @@ extension ThumbnailService {
                 let planned: PlannedRender
                 do throws(ServiceError) {
                     planned = try engine.planAndRender(original.file, variant: request.variant.prepared, limits: limits,
-                                                       focus: known?.focus, encoding: request.variant.encoding,
+                                                       focus: known?.focus, encoding: encoding,
                                                        budget: JobBudget(seconds: seconds, admittedBytes: admitted))
                 } catch {
                     negative.remember(request.sourceURL, error)
@@ -51,7 +52,7 @@ extension ThumbnailService {
                     return finish(request, original, output, facts: .none)
                 case .needsMore(let plan):
                     let spent = Self.seconds(since: started)
-                    let estimate = plan.estimatedMemory
+                    let estimate = try Self.estimate(plan, encoding, withFacts: false)
                     return .needsMore(cost: estimate) { [self] () throws(ServiceError) in
                         try decode(request, original, plan: plan, facts: .none,
                                    budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
@@ -68,17 +69,43 @@ extension ThumbnailService {
             }
             let spent = Self.seconds(since: started)
             if spent >= seconds { throw .renderTimedOut }
-            let facts = factsWork(request, original, &plan, budget: budget)
-            let estimate = facts == .inline ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
+            var facts = factsWork(request, original, &plan, budget: budget)
+            // An animation's frames share no decode with the canonical copy: its facts come after
+            // it, unless its window needs their focus first.
+            if facts == .inline && encoding.animation != nil && plan.isAnimated && !plan.geometry.needsFocus {
+                facts = .later
+            }
+            let estimate = try Self.estimate(plan, encoding, withFacts: facts == .inline)
             if estimate <= admitted {
                 return try decode(request, original, plan: plan, facts: facts,
                                   budget: JobBudget(seconds: seconds - spent, admittedBytes: admitted))
             }
-            return .needsMore(cost: estimate) { [self, plan] () throws(ServiceError) in
+            return .needsMore(cost: estimate) { [self, plan, facts] () throws(ServiceError) in
                 try decode(request, original, plan: plan, facts: facts,
                            budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
             }
         }
+    }
+
+    /// How `request`'s rendition is encoded: animated (under `limits`) when
+    /// it is WebP and `animated` is not 0 (API.md § Animation).
+    static func encoding(_ request: ThumbnailRequest, limits: PipelineLimits) -> EncodingSpec {
+        var encoding = request.variant.encoding
+        if request.variant.animates { encoding.animation = limits }
+        return encoding
+    }
+
+    /// The memory a render of `plan` is admitted with. An animation is first
+    /// checked against `limits.maxAnimationPixels`: that refusal depends on
+    /// the variant, so it is thrown past the negative cache, never remembered.
+    static func estimate(_ plan: RenderPlan, _ encoding: EncodingSpec, withFacts: Bool) throws(ServiceError) -> Int {
+        guard let limits = encoding.animation, plan.isAnimated else {
+            return withFacts ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
+        }
+        try ThumbnailPipeline.checkAnimationPixels(plan: plan, limits: limits)
+        let frames = plan.estimatedAnimationMemory(limits: limits)
+        return withFacts ? max(frames, ThumbnailPipeline.canonicalDecodeMemory(plan.header, sourceBytes: plan.sourceBytes))
+            : frames
     }
 
     /// Seconds since `start` on the monotonic clock: the part of a render's
@@ -122,7 +149,7 @@ extension ThumbnailService {
                         facts: FactsWork, budget: JobBudget) throws(ServiceError) -> RenderStep {
         let output: RenderOutput
         let url = request.sourceURL, sha = original.metadata.sha256
-        let encoding = request.variant.encoding
+        let encoding = Self.encoding(request, limits: config.pipelineLimits)
         let started = ContinuousClock.now
         func remaining() -> JobBudget {
             JobBudget(seconds: budget.seconds - Self.seconds(since: started), admittedBytes: budget.admittedBytes)
@@ -165,7 +192,7 @@ extension ThumbnailService {
     private func finish(_ request: ThumbnailRequest, _ original: Original, _ output: RenderOutput,
                         facts: FactsWork) -> RenderStep {
         let sha = original.metadata.sha256
-        memory.insert(.prepared(output.bitmap, originalSHA256: sha),
+        memory.insert(.prepared(output.bitmap, originalSHA256: sha, fromAnimation: output.fromAnimation),
                       for: .prepared(url: request.sourceURL, request.variant.prepared))
         if facts == .later { computeFactsInBackground(url: request.sourceURL, original) }
         return .done(keep(request, output.encoded, sha256: sha), original.outcome)
@@ -249,7 +276,7 @@ extension ThumbnailService {
     /// The rendition of an encoded result, kept in the memory cache.
     func keep(_ request: ThumbnailRequest, _ encoded: EncodedThumbnail, sha256: String) -> Rendition {
         let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
-                                  width: encoded.width, height: encoded.height,
+                                  width: encoded.width, height: encoded.height, frames: encoded.frames,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
         memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant))
         return rendition

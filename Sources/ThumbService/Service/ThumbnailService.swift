@@ -179,7 +179,8 @@ public final class ThumbnailService: Sendable {
             }
             return
         }
-        if case .prepared(let bitmap, let sha)? = memory.get(.prepared(url: url, request.variant.prepared)) {
+        if case .prepared(let bitmap, let sha, let fromAnimation)? = memory.get(.prepared(url: url, request.variant.prepared)),
+           !(fromAnimation && request.variant.animates) {
             if live { counters.countMemoryHit() }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
                 .done(try self.encode(request, bitmap: bitmap, sha256: sha), .memory)
@@ -247,6 +248,7 @@ public final class ThumbnailService: Sendable {
 
 extension ServiceConfiguration {
     var pipelineLimits: PipelineLimits {
-        PipelineLimits(maxSourcePixels: limits.maxSourcePixels, maxOutputDimension: limits.maxOutputDimension)
+        PipelineLimits(maxSourcePixels: limits.maxSourcePixels, maxOutputDimension: limits.maxOutputDimension,
+                       maxAnimationFrames: limits.maxAnimationFrames, maxAnimationPixels: limits.maxAnimationPixels)
     }
 }
