@@ -27,6 +27,11 @@ final class Worker: Sendable {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         // One job at a time on one thread: one malloc arena, so freed memory is reused.
         environment["MALLOC_ARENA_MAX"] = "1"
+        // A job's buffers come back for the next job instead of being returned to the
+        // kernel and faulted in again, zeroed, each time (the daemon's own threads keep
+        // theirs while busy too); an idle worker trims them (WorkerMain).
+        environment["MALLOC_TRIM_THRESHOLD_"] = String(256 << 20)
+        environment["MALLOC_MMAP_THRESHOLD_"] = String(64 << 20)
         // A sanitizer build's worker dies of its signal like any other, rather than
         // reporting it and exiting 1: the daemon tells a crash by the signal.
         for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {

@@ -32,10 +32,18 @@ public enum WorkerMain {
         } catch {
             fail("cannot start: \(error)")
         }
+        var trimmed = true
         while true {
             let frame: WorkerChannel.Frame
             do {
-                frame = try channel.receive(timeout: nil, maxBytes: WorkerWire.maxFrameBytes)
+                // Busy, a job's freed buffers stay for the next (Worker.environment); after a
+                // second without work they go back to the kernel, as the daemon's did.
+                frame = try channel.receive(timeout: trimmed ? nil : .seconds(1), maxBytes: WorkerWire.maxFrameBytes)
+                trimmed = false
+            } catch .timedOut {
+                releaseFreedHeap()
+                trimmed = true
+                continue
             } catch {
                 // The daemon closed the channel (stopping, or retiring this worker): done.
                 // `_exit`, not `exit`: nothing at exit may open a file any more.
@@ -53,6 +61,14 @@ public enum WorkerMain {
             }
             if !sent { _exit(0) }
         }
+    }
+
+    /// glibc's `malloc_trim(0)`, found at run time (Swift's Glibc module leaves out
+    /// `<malloc.h>`; another C library has no such call, and nothing happens).
+    private static func releaseFreedHeap() {
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
     }
 
     private static func fail(_ message: String) -> Never {
