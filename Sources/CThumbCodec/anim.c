@@ -4,12 +4,20 @@
 #include "anim.h"
 #include "decoder.h"
 
-thumbd_anim *thumbd_anim_new(int *status, char *message, size_t message_size) {
+thumbd_anim *thumbd_anim_new(size_t state_size,
+                             int (*next)(thumbd_anim *, thumbd_deadline, const uint8_t **, int32_t *, char *, size_t),
+                             void (*release)(thumbd_anim *), int *status, char *message, size_t message_size) {
     thumbd_anim *a = calloc(1, sizeof *a);
-    if (!a) {
+    void *state = a ? calloc(1, state_size) : NULL;
+    if (!state) {
+        free(a);
         *status = THUMBD_NO_MEMORY;
         thumbd_set_message(message, message_size, "out of memory");
+        return NULL;
     }
+    a->state = state;
+    a->next = next;
+    a->release = release;
     return a;
 }
 

@@ -18,7 +18,11 @@ struct thumbd_anim {
     size_t profile_length;
 };
 
-/// A zeroed reader, or NULL with THUMBD_NO_MEMORY reported.
-thumbd_anim *thumbd_anim_new(int *status, char *message, size_t message_size);
+/// A zeroed reader with a zeroed format state of `state_size` bytes and the
+/// format's two functions, or NULL (nothing allocated) with THUMBD_NO_MEMORY
+/// reported.
+thumbd_anim *thumbd_anim_new(size_t state_size,
+                             int (*next)(thumbd_anim *, thumbd_deadline, const uint8_t **, int32_t *, char *, size_t),
+                             void (*release)(thumbd_anim *), int *status, char *message, size_t message_size);
 
 #endif

@@ -190,17 +190,9 @@ static int next(thumbd_anim *a, thumbd_deadline deadline, const uint8_t **canvas
 
 thumbd_anim *thumbd_gif_anim_open(const void *data, size_t length, uint64_t max_pixels,
                                   uint32_t *width, uint32_t *height, int *status, char *message, size_t message_size) {
-    thumbd_anim *a = thumbd_anim_new(status, message, message_size);
-    gif_anim *s = a ? calloc(1, sizeof *s) : NULL;
-    if (!s) {
-        free(a);
-        *status = THUMBD_NO_MEMORY;
-        thumbd_set_message(message, message_size, "out of memory");
-        return NULL;
-    }
-    a->state = s;
-    a->release = release;
-    a->next = next;
+    thumbd_anim *a = thumbd_anim_new(sizeof(gif_anim), next, release, status, message, message_size);
+    if (!a) return NULL;
+    gif_anim *s = a->state;
     s->max_pixels = max_pixels;
     s->src = (gif_source){ data, length, 0 };
     s->gif = thumbd_gif_open_source(&s->src, status, message, message_size);

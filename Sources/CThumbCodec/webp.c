@@ -3,6 +3,7 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 #include "decoder.h"
+#include "webp_common.h"
 
 static int webp_status(VP8StatusCode code, char *message, size_t message_size) {
     switch (code) {
@@ -44,21 +45,19 @@ static int exif_orientation(WebPDemuxer *demux) {
     return orientation;
 }
 
-// The ICCP chunk, copied: the demuxer only points into the caller's bytes.
-// A profile over the limit is left out (ignored, API.md § Output "Colour").
-static int copy_profile(WebPDemuxer *demux, thumbd_decoder *d) {
+int thumbd_webp_copy_profile(const WebPDemuxer *demux, uint8_t **profile, size_t *length) {
     WebPChunkIterator chunk;
     if (!WebPDemuxGetChunk(demux, "ICCP", 1, &chunk)) return 1;
     size_t n = chunk.chunk.size;
     if (n > 0 && n <= THUMBD_ICC_MAX_BYTES) {
-        d->profile = malloc(n);
-        if (d->profile) {
-            memcpy(d->profile, chunk.chunk.bytes, n);
-            d->profile_length = n;
+        *profile = malloc(n);
+        if (*profile) {
+            memcpy(*profile, chunk.chunk.bytes, n);
+            *length = n;
         }
     }
     WebPDemuxReleaseChunkIterator(&chunk);
-    return d->profile != NULL || n == 0 || n > THUMBD_ICC_MAX_BYTES;
+    return *profile != NULL || n == 0 || n > THUMBD_ICC_MAX_BYTES;
 }
 
 // The whole container is parsed (a truncated one is refused here), and the
@@ -197,7 +196,7 @@ thumbd_decoder *thumbd_webp_open(const void *data, size_t length, int scale_num,
     *status = webp_status(WebPDecode(frame.fragment.bytes, frame.fragment.size, &config), message, message_size);
     if (*status == THUMBD_OK && !config.input.has_alpha && config.input.format == 2)
         make_opaque(canvas + offset, stride, frame_width, frame_height);
-    if (*status == THUMBD_OK && !copy_profile(demux, d)) {
+    if (*status == THUMBD_OK && !thumbd_webp_copy_profile(demux, &d->profile, &d->profile_length)) {
         *status = THUMBD_NO_MEMORY;
         thumbd_set_message(message, message_size, "out of memory for the WebP colour profile");
     }

@@ -10,6 +10,7 @@
 #include <webp/demux.h>
 #include "anim.h"
 #include "decoder.h"
+#include "webp_common.h"
 
 typedef struct {
     WebPAnimDecoder *decoder;
@@ -41,23 +42,6 @@ static int next(thumbd_anim *a, thumbd_deadline deadline, const uint8_t **canvas
     return THUMBD_OK;
 }
 
-// The ICCP chunk, copied (the demuxer points into the caller's bytes); a
-// profile over the limit is ignored (API.md § Output "Colour").
-static int copy_profile(thumbd_anim *a, const WebPDemuxer *demux) {
-    WebPChunkIterator chunk;
-    if (!WebPDemuxGetChunk(demux, "ICCP", 1, &chunk)) return 1;
-    size_t n = chunk.chunk.size;
-    if (n > 0 && n <= THUMBD_ICC_MAX_BYTES) {
-        a->profile = malloc(n);
-        if (a->profile) {
-            memcpy(a->profile, chunk.chunk.bytes, n);
-            a->profile_length = n;
-        }
-    }
-    WebPDemuxReleaseChunkIterator(&chunk);
-    return a->profile != NULL || n == 0 || n > THUMBD_ICC_MAX_BYTES;
-}
-
 static thumbd_anim *fail(thumbd_anim *a, int *status, int code, const char *why, char *message, size_t message_size) {
     *status = code;
     thumbd_set_message(message, message_size, why);
@@ -67,17 +51,9 @@ static thumbd_anim *fail(thumbd_anim *a, int *status, int code, const char *why,
 
 thumbd_anim *thumbd_webp_anim_open(const void *data, size_t length, uint64_t max_pixels,
                                    uint32_t *width, uint32_t *height, int *status, char *message, size_t message_size) {
-    thumbd_anim *a = thumbd_anim_new(status, message, message_size);
-    webp_anim *s = a ? calloc(1, sizeof *s) : NULL;
-    if (!s) {
-        free(a);
-        *status = THUMBD_NO_MEMORY;
-        thumbd_set_message(message, message_size, "out of memory");
-        return NULL;
-    }
-    a->state = s;
-    a->release = release;
-    a->next = next;
+    thumbd_anim *a = thumbd_anim_new(sizeof(webp_anim), next, release, status, message, message_size);
+    if (!a) return NULL;
+    webp_anim *s = a->state;
     // The canvas size first (WebPAnimDecoderNew allocates two canvases):
     // the probe checked it, but this reader may be handed any bytes.
     WebPBitstreamFeatures features;
@@ -97,7 +73,7 @@ thumbd_anim *thumbd_webp_anim_open(const void *data, size_t length, uint64_t max
     WebPAnimInfo info;
     if (!WebPAnimDecoderGetInfo(s->decoder, &info) || info.frame_count == 0)
         return fail(a, status, THUMBD_CORRUPT, "WebP has no image frame", message, message_size);
-    if (!copy_profile(a, WebPAnimDecoderGetDemuxer(s->decoder)))
+    if (!thumbd_webp_copy_profile(WebPAnimDecoderGetDemuxer(s->decoder), &a->profile, &a->profile_length))
         return fail(a, status, THUMBD_NO_MEMORY, "out of memory for the WebP colour profile", message, message_size);
     a->width = info.canvas_width;
     a->height = info.canvas_height;
