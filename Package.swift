@@ -91,11 +91,12 @@ let package = Package(
 
         // Shared by the test targets: loopback origins, servers and clients,
         // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
-        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock"], path: "Tests/ThumbTestSupport"),
+        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging"],
+                path: "Tests/ThumbTestSupport"),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat"]),
         .testTarget(name: "ThumbHashFormatTests", dependencies: ["ThumbHashFormat"], exclude: ["Fixtures"]),
-        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto"],
+        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto", "ThumbTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbTestSupport"]),

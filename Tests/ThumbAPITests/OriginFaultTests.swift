@@ -73,21 +73,11 @@ import ThumbHTTP
         #expect(flights.renders == 0 && flights.downloads == 0, "flights: \(flights)", sourceLocation: sourceLocation)
     }
 
-    /// Regular files under the store, relative to it.
-    private func regularFiles(_ dir: String) -> [String] {
-        guard let e = FileManager.default.enumerator(atPath: dir) else { return [] }
-        var files: [String] = []
-        while let name = e.nextObject() as? String {
-            if (e.fileAttributes?[.type] as? FileAttributeType) == .typeRegular { files.append(name) }
-        }
-        return files
-    }
-
     /// Nothing on disk at all: no original for `url`, no temp file in `tmp/`, nothing else.
     private func expectStoreEmpty(_ dir: String, _ url: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(access(DiskStore.path(dir, DiskStore.name(for: url)), F_OK) != 0, "an original was stored for \(url)",
                 sourceLocation: sourceLocation)
-        let files = regularFiles(dir)
+        let files = regularFiles(under: dir)
         #expect(files.isEmpty, "files left in the store: \(files)", sourceLocation: sourceLocation)
     }
 
@@ -210,7 +200,7 @@ import ThumbHTTP
         #expect(origin.hits("/huge-pixels") == 1)
 
         let url = origin.url("/huge-pixels")
-        let files = regularFiles(dir)
+        let files = regularFiles(under: dir)
         let stored = DiskStore.path(dir, DiskStore.name(for: url))
         #expect(files.allSatisfy { dir + "/" + $0 == stored }, "unexpected files: \(files)")
         if !files.isEmpty {
@@ -250,8 +240,8 @@ import ThumbHTTP
         let s = stats(daemon)
         #expect(s["origin"]?["fetches"] == 4 && s["origin"]?["failures"] == 3, "\(s)")
         // Its facts come behind the render (w=100 does not decode at the canonical scale).
-        #expect(eventually { regularFiles(dir).count == 2 })
-        let stored = regularFiles(dir)
+        #expect(eventually { regularFiles(under: dir).count == 2 })
+        let stored = regularFiles(under: dir)
         #expect(stored.filter { !$0.hasSuffix(".facts") }.count == 1 && stored.count == 2,
                 "only the healthy original is stored, with its facts: \(stored)")
         expectNothingLeftBehind(daemon)

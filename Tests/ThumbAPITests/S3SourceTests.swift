@@ -54,16 +54,6 @@ import ThumbHTTP
         return code
     }
 
-    /// Regular files under the store directory, relative to it.
-    private func regularFiles(_ dir: String) -> [String] {
-        guard let e = FileManager.default.enumerator(atPath: dir) else { return [] }
-        var files: [String] = []
-        while let name = e.nextObject() as? String {
-            if (e.fileAttributes?[.type] as? FileAttributeType) == .typeRegular { files.append(name) }
-        }
-        return files
-    }
-
     /// The service's configuration for the store at `endpoint`. The address
     /// rules stay on: they must not apply to the endpoint (127.0.0.1).
     private func configure(_ c: inout DaemonConfiguration, _ s3: SeaweedS3, endpoint: String? = nil,
@@ -329,7 +319,7 @@ import ThumbHTTP
         #expect(r.status == 504 && errorCode(r.body) == "origin_timeout", "\(r.status)")
         #expect(seconds >= 1.4 && seconds < 5, "\(seconds) s")
         #expect(daemon.log.count == 1 && daemon.log.first?.contains("origin.timeoutSeconds") == true, "\(daemon.log)")
-        let files = regularFiles(daemon.directory)
+        let files = regularFiles(under: daemon.directory)
         #expect(files.isEmpty, "left in the store: \(files)")
         // Not remembered: the next request asks the store again.
         _ = daemon.get(thumbnail("s3://\(media)/stall.jpg"))

@@ -1,4 +1,5 @@
 import Testing
+import ThumbTestSupport
 import ThumbCodec
 import ThumbImaging
 
@@ -36,14 +37,14 @@ import ThumbImaging
         #expect(read.width == 40 && read.height == 30 && read.loopCount == 3)
         #expect(read.frames.map(\.duration) == [100, 20, 250])
         for ((want, _), got) in zip(input, read.frames) {
-            let psnr = FrameCompare.psnr(got.bitmap, want)
+            let psnr = PSNR.premultiplied(got.bitmap, want)
             #expect(psnr > 28, "\(psnr) dB")
             #expect(got.bitmap.isOpaque)
         }
         // The first frame is coded whole, as the still encoder codes it at that quality.
         let still = try ImageDecoder.decodeBitmap(try WebPEncoder.encode(input[0].0, quality: 90), maxPixels: 1 << 20).bitmap
-        let stillPSNR = FrameCompare.psnr(still, input[0].0)
-        #expect(abs(FrameCompare.psnr(read.frames[0].bitmap, input[0].0) - stillPSNR) < 0.5, "still: \(stillPSNR) dB")
+        let stillPSNR = PSNR.premultiplied(still, input[0].0)
+        #expect(abs(PSNR.premultiplied(read.frames[0].bitmap, input[0].0) - stillPSNR) < 0.5, "still: \(stillPSNR) dB")
         // The header of the result says the same (AnimationFacts reads the ANIM chunk).
         let header = try ImageDecoder.probe(bytes, maxPixels: 1 << 20)
         #expect(header.animation == AnimationFacts(frames: 3, loopCount: 3, holdsPreviousCanvas: true))
@@ -56,7 +57,7 @@ import ThumbImaging
         #expect(read.count == 2)
         for ((want, _), got) in zip(input, read.frames) {
             #expect(BitmapPSNR.alpha(got.bitmap, want) == .infinity)
-            #expect(FrameCompare.psnr(got.bitmap, want) > 28)
+            #expect(PSNR.premultiplied(got.bitmap, want) > 28)
         }
     }
 
@@ -67,7 +68,7 @@ import ThumbImaging
         let read = try #require(WebPAnimationReader(try Self.encode([(a, 100), (a, 50), (b, 70)])))
         #expect(read.frames.map(\.duration) == [150, 70])
         #expect(read.totalDuration == 220)
-        #expect(FrameCompare.psnr(try #require(read.frame(at: 120)), a) > 28)
+        #expect(PSNR.premultiplied(try #require(read.frame(at: 120)), a) > 28)
     }
 
     /// The loop count is WebP's own: 0 forever, up to 65535.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbTestSupport
 import ThumbCodec
 @testable import ThumbImaging
 @testable import ThumbService
@@ -57,23 +58,6 @@ import ThumbCodec
         return (frames.map { (bitmap: $0.0, start: $0.1, duration: $0.2) }, header.animation?.loopCount)
     }
 
-    /// PSNR in dB of premultiplied colour and alpha (.infinity when equal).
-    static func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
-        precondition(a.width == b.width && a.height == b.height)
-        var squared = 0.0
-        for p in 0..<(a.width * a.height) {
-            let o = p * 4
-            let aa = Double(a.pixels[o + 3]) / 255, ba = Double(b.pixels[o + 3]) / 255
-            for c in 0..<3 {
-                let d = Double(a.pixels[o + c]) * aa - Double(b.pixels[o + c]) * ba
-                squared += d * d
-            }
-            let d = Double(a.pixels[o + 3]) - Double(b.pixels[o + 3])
-            squared += d * d
-        }
-        return squared == 0 ? .infinity : 10 * log10(255 * 255 / (squared / Double(a.width * a.height * 4)))
-    }
-
     static func render(_ source: [UInt8], _ variant: PreparedVariant, quality: Int = 90,
                        limits: PipelineLimits = PipelineLimits()) throws -> (RenderPlan, AnimatedRendition) {
         let plan = try ThumbnailPipeline.plan(source: source, variant: variant, limits: limits)
@@ -108,8 +92,8 @@ import ThumbCodec
             let ours = ThumbnailRenderer.render(full[i], orientation: .up, geometry: plan.geometry)
             let still = try ImageDecoder.decodeBitmap(try ThumbnailPipeline.encode(ours, format: .webp, quality: 90).bytes,
                                                       maxPixels: 1 << 24).bitmap
-            let exact = Self.psnr(shown, ours), pillow = Self.psnr(shown, pillowScaled[i])
-            let stillExact = min(Self.psnr(still, ours), 45), stillPillow = min(Self.psnr(still, pillowScaled[i]), 45)
+            let exact = PSNR.premultiplied(shown, ours), pillow = PSNR.premultiplied(shown, pillowScaled[i])
+            let stillExact = min(PSNR.premultiplied(still, ours), 45), stillPillow = min(PSNR.premultiplied(still, pillowScaled[i]), 45)
             #expect(exact >= min(stillExact - 3, 35), "\(path) frame \(i): \(exact) dB against thumbd's scaler, still \(stillExact)")
             #expect(pillow >= min(stillPillow - 3, 35), "\(path) frame \(i): \(pillow) dB against Pillow's, still \(stillPillow)")
             start += duration
@@ -140,7 +124,7 @@ import ThumbCodec
                 let want = renderer.finish()
                 let still = try ImageDecoder.decodeBitmap(try ThumbnailPipeline.encode(want, format: .webp, quality: 90).bytes,
                                                           maxPixels: 1 << 24).bitmap
-                let psnr = Self.psnr(shown, want), stillPSNR = min(Self.psnr(still, want), 45)
+                let psnr = PSNR.premultiplied(shown, want), stillPSNR = min(PSNR.premultiplied(still, want), 45)
                 #expect(psnr >= min(stillPSNR - 3, 35), "\(variant.fit) frame \(i): \(psnr) dB, still \(stillPSNR)")
             }
             #expect(out.frames.allSatisfy { $0.bitmap.width == variant.width && $0.bitmap.height == variant.height })

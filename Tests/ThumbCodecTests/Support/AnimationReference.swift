@@ -66,22 +66,4 @@ enum FrameCompare {
         }
         return count
     }
-
-    /// PSNR in dB of premultiplied RGB and alpha, over all four channels (.infinity when equal).
-    static func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
-        precondition(a.width == b.width && a.height == b.height)
-        var squared = 0.0
-        for p in 0..<(a.width * a.height) {
-            let o = p * 4
-            let aa = Double(a.pixels[o + 3]) / 255, ba = Double(b.pixels[o + 3]) / 255
-            for c in 0..<3 {
-                let d = Double(a.pixels[o + c]) * aa - Double(b.pixels[o + c]) * ba
-                squared += d * d
-            }
-            let d = Double(a.pixels[o + 3]) - Double(b.pixels[o + 3])
-            squared += d * d
-        }
-        guard squared > 0 else { return .infinity }
-        return 10 * log10(255 * 255 / (squared / Double(a.width * a.height * 4)))
-    }
 }
