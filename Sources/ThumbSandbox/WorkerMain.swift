@@ -41,7 +41,7 @@ public enum WorkerMain {
                 frame = try channel.receive(timeout: trimmed ? nil : .seconds(1), maxBytes: WorkerWire.maxFrameBytes)
                 trimmed = false
             } catch .timedOut {
-                releaseFreedHeap()
+                FreedHeap.release()
                 trimmed = true
                 continue
             } catch {
@@ -61,14 +61,6 @@ public enum WorkerMain {
             }
             if !sent { _exit(0) }
         }
-    }
-
-    /// glibc's `malloc_trim(0)`, found at run time (Swift's Glibc module leaves out
-    /// `<malloc.h>`; another C library has no such call, and nothing happens).
-    private static func releaseFreedHeap() {
-        typealias Trim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(nil, "malloc_trim") else { return }
-        _ = unsafeBitCast(symbol, to: Trim.self)(0)
     }
 
     private static func fail(_ message: String) -> Never {

@@ -54,7 +54,7 @@ extension ThumbnailService {
                     let spent = Self.seconds(since: started)
                     let estimate = try Self.estimate(plan, encoding, withFacts: false)
                     return .needsMore(cost: estimate) { [self] () throws(ServiceError) in
-                        try decode(request, original, plan: plan, facts: .none,
+                        try decode(request, original, plan: plan, facts: .none, encoding: encoding,
                                    budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
                     }
                 }
@@ -77,11 +77,11 @@ extension ThumbnailService {
             }
             let estimate = try Self.estimate(plan, encoding, withFacts: facts == .inline)
             if estimate <= admitted {
-                return try decode(request, original, plan: plan, facts: facts,
+                return try decode(request, original, plan: plan, facts: facts, encoding: encoding,
                                   budget: JobBudget(seconds: seconds - spent, admittedBytes: admitted))
             }
             return .needsMore(cost: estimate) { [self, plan, facts] () throws(ServiceError) in
-                try decode(request, original, plan: plan, facts: facts,
+                try decode(request, original, plan: plan, facts: facts, encoding: encoding,
                            budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
             }
         }
@@ -145,11 +145,12 @@ extension ThumbnailService {
     /// Decode, scale, compose and encode in one job of the engine, then keep
     /// the prepared bitmap and the rendition: the end of every render; the
     /// original's facts too when `facts` says so, kept for the renders after it.
-    private func decode(_ request: ThumbnailRequest, _ original: Original, plan: RenderPlan,
-                        facts: FactsWork, budget: JobBudget) throws(ServiceError) -> RenderStep {
+    /// `encoding` is the one the render's first job estimated its memory
+    /// with: a reload between the two jobs does not change what is rendered.
+    private func decode(_ request: ThumbnailRequest, _ original: Original, plan: RenderPlan, facts: FactsWork,
+                        encoding: EncodingSpec, budget: JobBudget) throws(ServiceError) -> RenderStep {
         let output: RenderOutput
         let url = request.sourceURL, sha = original.metadata.sha256
-        let encoding = Self.encoding(request, limits: config.pipelineLimits)
         let started = ContinuousClock.now
         func remaining() -> JobBudget {
             JobBudget(seconds: budget.seconds - Self.seconds(since: started), admittedBytes: budget.admittedBytes)

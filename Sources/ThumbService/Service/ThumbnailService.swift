@@ -68,7 +68,7 @@ public final class ThumbnailService: Sendable {
         // been idle for a second costs the busy path nothing, unlike a low mmap threshold.
         renders = RenderQueue(workers: configuration.workers, maxQueue: configuration.maxQueue,
                               memoryBudget: configuration.limits.maxDecodeMemoryBytes, clock: clock,
-                              whenIdle: ThumbnailService.releaseFreedHeap)
+                              whenIdle: FreedHeap.release)
         negative = NegativeCache(ttl: .seconds(configuration.origin.negativeCacheSeconds), clock: clock)
         let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
         self.fetchQueue = fetchQueue
@@ -76,15 +76,6 @@ public final class ThumbnailService: Sendable {
     }
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }
-
-    /// glibc's `malloc_trim(0)`, found at run time: Swift's Glibc module leaves
-    /// out `<malloc.h>`, and other C libraries have no such call (then a no-op).
-    private static let releaseFreedHeap: @Sendable () -> Void = {
-        typealias Trim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(nil, "malloc_trim") else { return {} }
-        let trim = unsafeBitCast(symbol, to: Trim.self)
-        return { _ = trim(0) }
-    }()
 
     /// Applies a re-read configuration (SIGHUP, ServiceLife.md): limits, allowlists,
     /// presets, keys and cache sizes from now on; shrinking a cache evicts at
