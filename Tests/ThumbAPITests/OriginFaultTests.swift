@@ -240,7 +240,9 @@ import ThumbHTTP
         let s = stats(daemon)
         #expect(s["origin"]?["fetches"] == 4 && s["origin"]?["failures"] == 3, "\(s)")
         // Its facts come behind the render (w=100 does not decode at the canonical scale).
-        #expect(eventually { regularFiles(under: dir).count == 2 })
+        // Wait for the facts file itself, not just two entries: while it is
+        // being written, the second entry is its temporary under tmp/.
+        #expect(eventually { regularFiles(under: dir).filter { $0.hasSuffix(".facts") }.count == 1 })
         let stored = regularFiles(under: dir)
         #expect(stored.filter { !$0.hasSuffix(".facts") }.count == 1 && stored.count == 2,
                 "only the healthy original is stored, with its facts: \(stored)")
