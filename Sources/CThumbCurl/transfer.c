@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <linux/tcp.h>   /* struct tcp_info with tcpi_bytes_received (glibc's lacks it) */
 #include <stdlib.h>
@@ -58,6 +60,7 @@ static struct curl_slist *lines(const char *text) {
 thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     thumb_transfer *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    t->upload_fd = -1;
     t->url = copy(r->url);
     t->expected_host = copy(r->expected_host);
     t->ca_file = copy(r->ca_file);
@@ -79,6 +82,18 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     t->path_as_is = r->path_as_is;
     t->keep_error_body = r->keep_error_body;
     t->own_host_share = r->own_host_share;
+    t->method = r->method;
+    t->upload_fd = -1;
+    if (t->method == THUMB_METHOD_PUT) {
+        t->upload_length = r->upload_length;
+        int taken = r->upload_bytes ? (r->upload_length == 0 || buffer_append(&t->upload, r->upload_bytes, r->upload_length) == 0)
+                                    : (t->upload_fd = fcntl(r->upload_fd, F_DUPFD_CLOEXEC, 0)) >= 0;
+        t->upload_offset = r->upload_offset;
+        if (!taken) {
+            thumb_transfer_free(t);
+            return NULL;
+        }
+    }
     t->write = r->write;
     t->write_context = r->write_context;
     t->check = r->check;
@@ -105,6 +120,8 @@ void thumb_transfer_free(thumb_transfer *t) {
     free(t->password);
     free(t->head.bytes);
     free(t->error_body.bytes);
+    free(t->upload.bytes);
+    if (t->upload_fd >= 0) close(t->upload_fd);
     free(t);
 }
 
@@ -427,6 +444,39 @@ static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl
     return 1;
 }
 
+/* MARK: - Uploads (the shared originals store's PUTs) */
+
+/* The next bytes of a PUT's body: from the copy, or read from the original's
+ * file, so an original is never held whole in memory to be written. */
+static size_t on_upload(char *buffer, size_t size, size_t count, void *context) {
+    thumb_transfer *t = context;
+    size_t want = size * count, left = t->upload_length - t->uploaded;
+    if (want > left) want = left;
+    if (want == 0) return 0;
+    if (t->upload_fd < 0) {
+        memcpy(buffer, t->upload.bytes + t->uploaded, want);
+        t->uploaded += want;
+        return want;
+    }
+    for (;;) {
+        ssize_t n = pread(t->upload_fd, buffer, want, (off_t)(t->upload_offset + (int64_t)t->uploaded));
+        if (n < 0 && errno == EINTR) continue;
+        /* A file shorter than announced: stop rather than send a short body. */
+        if (n <= 0) return CURL_READFUNC_ABORT;
+        t->uploaded += (size_t)n;
+        return (size_t)n;
+    }
+}
+
+/* libcurl rewinds a body it must send again (a reused connection that had
+ * closed); only a rewind to the start is ever asked for. */
+static int on_seek(void *context, curl_off_t offset, int origin) {
+    thumb_transfer *t = context;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > t->upload_length) return CURL_SEEKFUNC_FAIL;
+    t->uploaded = (size_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
 /* MARK: - Setup */
 
 static int same_host(const char *curl_host, const char *expected) {
@@ -484,6 +534,19 @@ int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sock
     if (t->ca_file) SET(CURLOPT_CAINFO, t->ca_file);
     if (share) SET(CURLOPT_SHARE, share);
     if (t->path_as_is) SET(CURLOPT_PATH_AS_IS, 1L);
+    switch (t->method) {
+    case THUMB_METHOD_HEAD: SET(CURLOPT_NOBODY, 1L); break;
+    case THUMB_METHOD_DELETE: SET(CURLOPT_CUSTOMREQUEST, "DELETE"); break;
+    case THUMB_METHOD_PUT:
+        SET(CURLOPT_UPLOAD, 1L);
+        SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->upload_length);
+        SET(CURLOPT_READFUNCTION, on_upload);
+        SET(CURLOPT_READDATA, t);
+        SET(CURLOPT_SEEKFUNCTION, on_seek);
+        SET(CURLOPT_SEEKDATA, t);
+        break;
+    default: break;
+    }
     if (t->aws_sigv4) {
         SET(CURLOPT_AWS_SIGV4, t->aws_sigv4);
         /* Apart rather than CURLOPT_USERPWD "id:secret": a colon in either stays theirs. */

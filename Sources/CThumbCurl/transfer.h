@@ -28,6 +28,13 @@ typedef struct thumb_transfer {
     char *url, *expected_host, *ca_file;
     char *aws_sigv4, *username, *password;
     int path_as_is, keep_error_body, own_host_share;
+    /* THUMB_METHOD_*; a PUT's body comes from `upload` or from `upload_fd`
+     * (a duplicate owned here, -1 when none) at `upload_offset`. */
+    int method;
+    thumb_buffer upload;
+    int upload_fd;
+    int64_t upload_offset;
+    size_t upload_length, uploaded;
     long connect_timeout_ms;
     int64_t deadline_ms;
     size_t max_bytes;

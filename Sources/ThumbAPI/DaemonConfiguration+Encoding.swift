@@ -32,6 +32,7 @@ extension DaemonConfiguration {
                 ("path", opt(service.diskStore.path)),
                 ("maxBytes", .integer(service.diskStore.maxBytes)),
                 ("ttlSeconds", .integer(service.diskStore.ttlSeconds)),
+                ("shared", service.diskStore.shared.map { .object([("bucket", .string($0.bucket)), ("prefix", .string($0.prefix))]) } ?? .null),
             ])),
             ("limits", .object([
                 ("maxSourceBytes", .integer(service.limits.maxSourceBytes)),

@@ -18,6 +18,7 @@ extension ServiceConfiguration {
             }
             if let v = try d.integer("maxBytes", 0...Int.max) { diskStore.maxBytes = v }
             if let v = try d.integer("ttlSeconds", 0...Int.max) { diskStore.ttlSeconds = v }
+            if let v = d.take("shared") { diskStore.shared = try Self.sharedStore(v) }
             try d.finish()
         }
         if var l = try r.object("limits") {
@@ -61,6 +62,9 @@ extension ServiceConfiguration {
         }
         if var s = try r.object("s3") { try s3.read(&s) }
         try s3.validate()
+        if diskStore.shared != nil && s3.endpoint == nil {
+            throw ConfigurationError(key: "diskStore.shared", "needs s3.endpoint (the store it lives in)")
+        }
         if var o = try r.object("output") {
             if let v = try o.integer("defaultQuality", 1...100) { output.defaultQuality = v }
             if let v = try o.integer("cacheMaxAgeSeconds", 0...Int(Int32.max)) { output.cacheMaxAgeSeconds = v }
@@ -164,5 +168,32 @@ extension ServiceConfiguration.Preset {
             throw ConfigurationError(key: r.path(key), "must be a number: \(rule)")
         }
         return tenths
+    }
+}
+
+extension ServiceConfiguration {
+    /// `diskStore.shared`: null, or `{"bucket": "NAME", "prefix": "thumbd/"}`
+    /// (SeveralInstances.md). The prefix is where thumbd's objects go: it
+    /// becomes part of every key, so it is held to characters that need no
+    /// escaping and to a length that leaves room for the digest.
+    static func sharedStore(_ value: JSONValue) throws(ConfigurationError) -> SharedStoreLocation? {
+        if case .null = value { return nil }
+        var r = try ConfigReader(value, path: "diskStore.shared")
+        guard let bucket = try r.string("bucket") else {
+            throw ConfigurationError(key: "diskStore.shared.bucket", "is required (or set diskStore.shared to null)")
+        }
+        guard S3Location.isValidBucket(bucket) else {
+            throw ConfigurationError(key: "diskStore.shared.bucket", "'\(bucket)' is not a valid S3 bucket name")
+        }
+        let prefix = try r.string("prefix") ?? "thumbd/"
+        let allowed = prefix.utf8.allSatisfy { c in
+            (0x61...0x7A).contains(c) || (0x41...0x5A).contains(c) || (0x30...0x39).contains(c) || "-_./".utf8.contains(c)
+        }
+        guard allowed, prefix.utf8.count <= 256, !prefix.hasPrefix("/") else {
+            throw ConfigurationError(key: "diskStore.shared.prefix",
+                                     "must be at most 256 of A-Z a-z 0-9 - _ . / and not start with /")
+        }
+        try r.finish()
+        return SharedStoreLocation(bucket: bucket, prefix: prefix)
     }
 }

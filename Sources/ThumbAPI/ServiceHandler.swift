@@ -209,8 +209,9 @@ public final class ServiceHandler: Sendable {
         guard request.query.count == 1, request.query[0].name == "url", !request.query[0].value.isEmpty else {
             return responder.respond(ServiceError.badRequest("DELETE /cache takes exactly one parameter, url").response)
         }
-        let removed = service.purge(request.query[0].value)
-        responder.respond(HTTPResponse.json(status: 200, JSONValue.object([("removed", .integer(removed))]).serialized()))
+        service.purge(request.query[0].value) { removed in
+            responder.respond(HTTPResponse.json(status: 200, JSONValue.object([("removed", .integer(removed))]).serialized()))
+        }
     }
 
     /// `If-None-Match`: `*` or a list of entity tags, weak ones compared weakly (RFC 9110 §13.1.2).

@@ -14,7 +14,7 @@ struct StatisticsReport {
     /// Every figure of `/stats`, in order, with its value: the one table both
     /// `/stats` and `/metrics` are written from, so neither can miss a figure.
     var figures: [Figure] {
-        let m = service.memory, d = service.disk, c = service.counters, r = service.render
+        let m = service.memory, d = service.disk, c = service.counters, r = service.render, sh = service.shared
         return [
             Figure(section: nil, field: "uptimeSeconds", kind: .gauge, help: "Seconds since the service started.",
                    value: .number((uptimeSeconds * 10).rounded() / 10)),
@@ -84,6 +84,19 @@ struct StatisticsReport {
             Figure(section: "render", field: "memoryInUse", kind: .gauge,
                    help: "Estimated decode memory of the renders running now, against limits.maxDecodeMemoryBytes.",
                    value: .integer(r.memoryInUse)),
+
+            Figure(section: "sharedStore", field: "hits", kind: .counter,
+                   help: "Originals found in the shared store after a local disk miss.", value: .integer(sh.hits)),
+            Figure(section: "sharedStore", field: "misses", kind: .counter,
+                   help: "Shared store look-ups that found no original.", value: .integer(sh.misses)),
+            Figure(section: "sharedStore", field: "writes", kind: .counter,
+                   help: "Originals written to the shared store (object and sidecar).", value: .integer(sh.writes)),
+            Figure(section: "sharedStore", field: "writeFailures", kind: .counter,
+                   help: "Shared store writes that failed or were dropped from a full queue.",
+                   value: .integer(sh.writeFailures)),
+            Figure(section: "sharedStore", field: "readFailures", kind: .counter,
+                   help: "Shared store look-ups that failed or took longer than s3.timeoutSeconds (the origin was asked).",
+                   value: .integer(sh.readFailures)),
 
             Figure(section: "info", field: "requests", kind: .counter, help: "/info requests, a batch counting once.",
                    value: .integer(c.infoRequests)),

@@ -64,13 +64,32 @@ final class CurlEngine: @unchecked Sendable {
                                         r.path_as_is = s3 == nil ? 0 : 1
                                         r.keep_error_body = s3 == nil ? 0 : 1
                                         r.own_host_share = s3 == nil ? 0 : 1
+                                        r.method = request.method.rawValue
+                                        r.upload_fd = -1
+                                        switch request.upload {
+                                        case .file(let descriptor, let offset, let length)?:
+                                            r.upload_fd = descriptor
+                                            r.upload_offset = Int64(offset)
+                                            r.upload_length = length
+                                        case .bytes(let bytes)?:
+                                            r.upload_length = bytes.count
+                                        case nil: break
+                                        }
                                         r.write = writeBody
                                         r.write_context = context
                                         r.check = checkAddress
                                         r.check_context = context
                                         r.done = transferDone
                                         r.done_context = context
-                                        return thumb_engine_submit(raw, &r)
+                                        // The shim copies the bytes before this returns.
+                                        guard case .bytes(let bytes)? = request.upload else {
+                                            return thumb_engine_submit(raw, &r)
+                                        }
+                                        return bytes.withUnsafeBufferPointer { buffer in
+                                            // A non-NULL pointer even for no bytes: NULL means "from the file".
+                                            r.upload_bytes = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)
+                                            return thumb_engine_submit(raw, &r)
+                                        }
                                     }
                                 }
                             }
@@ -107,6 +126,21 @@ package struct OriginRequest: Sendable {
     package var resolve: [String]
     /// Set for an `s3://` source: libcurl signs the request (SigV4).
     package var s3: S3Signing?
+    /// GET for every download; the shared originals store also writes, looks and deletes.
+    package var method: Method = .get
+    /// A PUT's body.
+    package var upload: Upload?
+
+    package enum Method: Int32, Sendable {
+        case get, head, put, delete
+    }
+
+    /// A PUT's body: a few bytes, or an original's file read as it is sent
+    /// (never held whole in memory).
+    package enum Upload: Sendable {
+        case bytes([UInt8])
+        case file(descriptor: Int32, offset: Int, length: Int)
+    }
 
     package init(url: SourceURL, headers: [(String, String)], connectTimeout: Double, deadline: Int64, maxBytes: Int,
                  caFile: String?, urgent: Bool, classify: @escaping @Sendable (IPAddress) -> AddressClass?,

@@ -13,6 +13,9 @@ public struct FetchPolicy: Sendable, Equatable {
     public var maxConcurrentFetches: Int
     /// The store `s3://` sources are read from; nil when `s3.endpoint` is not set.
     public var s3: S3Settings?
+    /// The shared originals store's objects (`diskStore.shared`): never a
+    /// source, whatever `s3.allowedBuckets` says.
+    public var reserved: SharedStoreLocation?
 
     public init(allowedHosts: [String], allowPrivateNetworks: Bool, maxRedirects: Int,
                 connectTimeout: Double, totalTimeout: Double, maxBytes: Int,

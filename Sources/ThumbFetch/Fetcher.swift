@@ -38,6 +38,9 @@ public final class Fetcher: Sendable {
         engine.setLimit(policy.maxConcurrentFetches)
     }
 
+    /// The rules in force now.
+    var policy: FetchPolicy { currentPolicy.withLock { $0 } }
+
     /// Transfers running now, waiting for a slot, and the most ever running at once.
     public var transferCounts: (running: Int, queued: Int, peak: Int) { engine.counts }
 

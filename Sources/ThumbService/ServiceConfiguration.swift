@@ -29,6 +29,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var maxBytes = 4_294_967_296
         /// Seconds before an original is revalidated with its origin.
         public var ttlSeconds = 86_400
+        /// The fleet's shared originals store in the `s3` store (SeveralInstances.md); nil: none.
+        public var shared: SharedStoreLocation?
     }
 
     public struct Limits: Equatable, Sendable {

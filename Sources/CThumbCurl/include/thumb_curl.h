@@ -51,6 +51,8 @@ enum {
     THUMB_KIND_NOTHING, THUMB_KIND_PARTIAL, THUMB_KIND_RECEIVE, THUMB_KIND_PROTOCOL, THUMB_KIND_OTHER,
 };
 
+enum { THUMB_METHOD_GET = 0, THUMB_METHOD_HEAD, THUMB_METHOD_PUT, THUMB_METHOD_DELETE };
+
 #define THUMB_MAX_HEAD 65536
 /* What keep_error_body keeps: S3's error document names its <Code> near the start. */
 #define THUMB_MAX_ERROR_BODY 4096
@@ -78,6 +80,16 @@ typedef struct thumb_request {
     int path_as_is;             /* send the path byte for byte: no dot-segment removal (S3 keys) */
     int keep_error_body;        /* keep the start of a non-2xx body (S3's error code) */
     int own_host_share;         /* not held to one host's share of the slots: the operator's S3 endpoint */
+    /* The shared originals store (SeveralInstances.md) also writes, looks and
+     * deletes: THUMB_METHOD_*. A PUT sends `upload_length` bytes, copied from
+     * `upload_bytes` when it is not NULL, else read from `upload_fd` at
+     * `upload_offset` (the shim keeps a duplicate of the descriptor, so the
+     * caller's may close at once). */
+    int method;
+    const unsigned char *upload_bytes;
+    int upload_fd;
+    int64_t upload_offset;
+    size_t upload_length;
     thumb_body_write write;     /* NULL: a 2xx body is counted and dropped */
     void *write_context;
     thumb_address_check check;

@@ -13,7 +13,7 @@ extension Fetcher {
         let location: S3Location, s3: S3Settings
         do throws(FetchError) {
             location = try S3Location(text)
-            s3 = try policy.s3Settings(forBucket: location.bucket)
+            s3 = try policy.s3Settings(for: location)
         } catch {
             return completion(.failure(error))
         }

@@ -47,6 +47,13 @@ public struct S3Location: Equatable, Sendable {
         self.key = key
     }
 
+    /// An object thumbd names itself (the shared originals store): no
+    /// spelling to undo, so nothing is decoded.
+    package init(bucket: String, key: String) {
+        self.bucket = bucket
+        self.key = key
+    }
+
     /// `s3://BUCKET/` and the key S3-encoded: the one spelling of this object.
     public var normalized: String { "s3://" + bucket + "/" + Self.encode(key: key) }
 

@@ -30,9 +30,29 @@ extension FetchPolicy {
     /// `s3` endpoint an `s3` URL is the client's mistake (`badURL`, a `400`);
     /// a bucket outside `s3.allowedBuckets` is refused (`forbidden`, a `403`)
     /// before any request.
+    public func s3Settings(for location: S3Location) throws(FetchError) -> S3Settings {
+        let settings = try s3Settings(forBucket: location.bucket)
+        if let reserved, reserved.bucket == location.bucket, location.key.hasPrefix(reserved.prefix) {
+            throw .forbidden("\(location.bucket)/\(reserved.prefix) is the shared originals store, never a source")
+        }
+        return settings
+    }
+
     public func s3Settings(forBucket bucket: String) throws(FetchError) -> S3Settings {
         guard let s3 else { throw .badURL("s3 sources need s3.endpoint in the configuration") }
         guard s3.allowedBuckets.contains(bucket) else { throw .forbidden("bucket \(bucket) is not in s3.allowedBuckets") }
         return s3
+    }
+}
+
+/// Where the fleet keeps its originals (`diskStore.shared`, SeveralInstances.md):
+/// a bucket of the `s3` store, and the prefix of every object thumbd writes there.
+public struct SharedStoreLocation: Sendable, Equatable {
+    public var bucket: String
+    public var prefix: String
+
+    public init(bucket: String, prefix: String = "thumbd/") {
+        self.bucket = bucket
+        self.prefix = prefix
     }
 }

@@ -18,6 +18,7 @@ extension FetchPolicy {
                   maxRedirects: c.origin.maxRedirects, connectTimeout: c.origin.connectTimeoutSeconds,
                   totalTimeout: c.origin.timeoutSeconds, maxBytes: c.limits.maxSourceBytes,
                   caFile: c.origin.caFile, maxConcurrentFetches: c.origin.maxConcurrentFetches, s3: c.s3.settings)
+        reserved = c.diskStore.shared
     }
 }
 

@@ -17,6 +17,8 @@ struct OriginLoader: Sendable {
 
     let fetcher: any OriginFetching
     let disk: DiskStore?
+    /// The fleet's shared originals store (SeveralInstances.md), when configured.
+    let shared: SharedStore?
     let counters: SharedCounters
     /// When originals were fetched: calendar time, kept on disk across restarts.
     let wallClock: any WallClock
@@ -33,21 +35,48 @@ struct OriginLoader: Sendable {
     /// the old ones must go). `completion` runs once, on `io` or the caller's thread.
     func load(_ url: String, ttl: Double, policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void,
               completion: @escaping Completion) {
-        guard let stored = disk?.load(url: url) else {
-            let sink = newDownload()
-            return download(url, conditional: nil, into: sink) { result in
-                let original = result.flatMap { fetched in
-                    Result { () throws(ServiceError) in
-                        guard case .fetched(_, let etag, let lastModified, _, let address) = fetched else {
-                            throw .originError("origin answered 304 to an unconditional request")
-                        }
-                        return try keep(url, sink, etag: etag, lastModified: lastModified, address: address)
-                    }
-                }
-                sink.discard()
-                completion(original)
-            }
+        if let stored = disk?.load(url: url) {
+            return use(url, stored, ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
         }
+        guard let shared, shared.isEnabled else { return fetch(url, completion: completion) }
+        // SeveralInstances.md: the shared store before the origin, whose deadline starts when the look-up ends.
+        let sink = newDownload()
+        shared.lookup(url, into: sink) { found in
+            guard case .hit(let sidecar, let file) = found else {
+                sink.discard()
+                return fetch(url, completion: completion)
+            }
+            // Copied to the local store (counted in its bytes), with its facts; served `X-Cache: disk`.
+            if disk?.keep(sink, url: url, metadata: sidecar.metadata) == true, let facts = sidecar.facts {
+                disk?.keepFacts(facts, url: url)
+            }
+            sink.discard()
+            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
+        }
+    }
+
+    /// Downloads `url` afresh, keeps it, and hands it to the shared store.
+    private func fetch(_ url: String, completion: @escaping Completion) {
+        let sink = newDownload()
+        download(url, conditional: nil, into: sink) { result in
+            let original = result.flatMap { fetched in
+                Result { () throws(ServiceError) in
+                    guard case .fetched(_, let etag, let lastModified, _, let address) = fetched else {
+                        throw .originError("origin answered 304 to an unconditional request")
+                    }
+                    return try keep(url, sink, etag: etag, lastModified: lastModified, address: address)
+                }
+            }
+            sink.discard()
+            completion(original)
+        }
+    }
+
+    /// An original kept locally or found in the shared store: served while
+    /// fresh, revalidated with the origin once past `ttl` (counted from its
+    /// fetch time, wherever it was kept).
+    private func use(_ url: String, _ stored: (metadata: OriginalMetadata, file: OriginalFile), ttl: Double,
+                     policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void, completion: @escaping Completion) {
         if let refused = Self.refusal(of: stored.metadata, policy: policy) {
             return completion(.failure(refused))
         }
@@ -74,6 +103,7 @@ struct OriginLoader: Sendable {
         switch result {
         case .failure(.sourceNotFound):
             disk?.remove(url: url)
+            shared?.remove(url) { _ in }
             onChanged(url)
             return .failure(.sourceNotFound)
         case .failure(.originError), .failure(.originTimeout):
@@ -87,6 +117,7 @@ struct OriginLoader: Sendable {
             metadata.etag = etag ?? metadata.etag
             metadata.lastModified = lastModified ?? metadata.lastModified
             disk?.refresh(url: url, file: stored.file, metadata: metadata)
+            shared?.update(url, metadata: metadata, facts: disk?.facts(url: url, sha256: metadata.sha256))
             return .success(Original(file: stored.file, metadata: metadata, outcome: .disk))
         case .success(.fetched(_, let etag, let lastModified, _, let address)):
             return Result { () throws(ServiceError) in
@@ -131,7 +162,7 @@ struct OriginLoader: Sendable {
         // An s3 original: the bucket rules, never the address rules (the endpoint is configuration).
         if S3Location.hasScheme(metadata.url) {
             do throws(FetchError) {
-                _ = try policy.s3Settings(forBucket: S3Location(metadata.url).bucket)
+                _ = try policy.s3Settings(for: S3Location(metadata.url))
                 return nil
             } catch {
                 return ServiceError(error)
@@ -153,6 +184,8 @@ struct OriginLoader: Sendable {
                                         fetchedAt: wallClock.secondsSince1970, length: file.length, sha256: sha256,
                                         address: address?.description)
         disk?.keep(sink, url: url, metadata: metadata)
+        // Also one too large for the local store: the descriptor keeps its bytes until the write is done.
+        shared?.write(url, file: file, metadata: metadata)
         return Original(file: file, metadata: metadata, outcome: .origin)
     }
 }

@@ -7,4 +7,6 @@ public struct ServiceStatistics: Equatable, Sendable {
     public var render: RenderQueue.Statistics
     /// The render workers' kills and crashes (Isolation.md).
     public var engine: EngineCounts = EngineCounts()
+    /// The shared originals store's look-ups and writes (SeveralInstances.md).
+    public var shared = SharedStore.Statistics()
 }

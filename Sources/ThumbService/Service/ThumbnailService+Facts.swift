@@ -28,5 +28,9 @@ extension ThumbnailService {
         counters.withLock { $0.factsComputed += 1 }
         memory.insert(.facts(facts), for: .facts(url: url, sha256: facts.sha256))
         disk?.keepFacts(facts, url: url)
+        // The shared copy's sidecar gets them too, so other instances never compute them (SeveralInstances.md).
+        if let shared, shared.isEnabled, let metadata = disk?.storedMetadata(url: url), metadata.sha256 == facts.sha256 {
+            shared.update(url, metadata: metadata, facts: facts)
+        }
     }
 }

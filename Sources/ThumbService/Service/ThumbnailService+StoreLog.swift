@@ -4,5 +4,6 @@ extension ThumbnailService {
     /// lines name the source and S3's answer, never a credential.
     public func setStoreFailureLog(_ log: (@Sendable (String) -> Void)?) {
         loader.storeFailureLog.set(log)
+        shared?.log.withLock { $0 = log }
     }
 }

@@ -27,6 +27,8 @@ public final class ThumbnailService: Sendable {
     private let generation = Atomic<Int>(0)
     let memory: MemoryCache<MemoryKey, MemoryItem>
     let disk: DiskStore?
+    /// The fleet's shared originals store; nil when there is no way to reach one.
+    let shared: SharedStore?
     public let renders: RenderQueue
     let counters = SharedCounters()
     let negative: NegativeCache
@@ -55,9 +57,12 @@ public final class ThumbnailService: Sendable {
 
     /// `clock` ages renders and remembered failures; `wallClock` dates
     /// fetched originals (their age must survive a restart).
+    ///
+    /// `objects` reaches the shared originals store (SeveralInstances.md); by
+    /// default the fetcher itself, when it can (the real `Fetcher` does).
     public init<C: Clock>(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
                           clock: C = ContinuousClock(), wallClock: any WallClock = SystemWallClock(),
-                          engine: any RenderEngine = InProcessEngine())
+                          engine: any RenderEngine = InProcessEngine(), objects: (any ObjectStoring)? = nil)
     where C.Duration == Duration {
         self.configuration = Mutex(configuration)
         self.engine = engine
@@ -72,7 +77,11 @@ public final class ThumbnailService: Sendable {
         negative = NegativeCache(ttl: .seconds(configuration.origin.negativeCacheSeconds), clock: clock)
         let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
         self.fetchQueue = fetchQueue
-        loader = OriginLoader(fetcher: fetcher, disk: disk, counters: counters, wallClock: wallClock, io: fetchQueue)
+        shared = (objects ?? fetcher as? any ObjectStoring).map {
+            SharedStore(objects: $0, configuration: configuration, io: fetchQueue)
+        }
+        loader = OriginLoader(fetcher: fetcher, disk: disk, shared: shared, counters: counters, wallClock: wallClock,
+                              io: fetchQueue)
     }
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }
@@ -105,6 +114,7 @@ public final class ThumbnailService: Sendable {
         renders.update(maxQueue: new.maxQueue, memoryBudget: new.limits.maxDecodeMemoryBytes)
         negative.setTTL(.seconds(new.origin.negativeCacheSeconds))
         loader.fetcher.update(configuration: new)
+        shared?.update(new)
     }
 
     /// The host rule holds for what is already cached too: a reload that
@@ -223,7 +233,8 @@ public final class ThumbnailService: Sendable {
         let c = config
         return ServiceStatistics(memory: memory.statistics,
                                  disk: disk?.statistics ?? DiskStore.Statistics(limitBytes: c.diskStore.maxBytes),
-                                 counters: counters.snapshot, render: renders.statistics, engine: engine.counts)
+                                 counters: counters.snapshot, render: renders.statistics, engine: engine.counts,
+                                 shared: shared?.statistics ?? SharedStore.Statistics())
     }
 
     /// Forgets a source (API.md § Endpoints `DELETE /cache`): its original on disk, every
@@ -234,6 +245,17 @@ public final class ThumbnailService: Sendable {
         if disk?.remove(url: url) == true { removed += 1 }
         if negative.forget(url) { removed += 1 }
         return removed
+    }
+
+    /// `purge`, and the shared store's copy too (SeveralInstances.md), counted
+    /// in `removed` when there was one. `completion` runs once, on any thread,
+    /// after the shared copy is gone (or its deletion failed, which is logged).
+    public func purge(_ spelling: String, completion: @escaping @Sendable (Int) -> Void) {
+        let removed = purge(spelling)
+        guard let shared, shared.isEnabled else { return completion(removed) }
+        shared.remove(URLNormalization.normalize(spelling) ?? spelling) { existed in
+            completion(removed + (existed ? 1 : 0))
+        }
     }
 }
 

@@ -15,6 +15,13 @@ extension DiskStore {
         state.withLock { $0.lru.contains(Self.name(for: url)) }
     }
 
+    /// The metadata of `url`'s stored original, without counting a hit or
+    /// touching its recency (the shared store's sidecar is written from it).
+    func storedMetadata(url: String) -> OriginalMetadata? {
+        guard holds(url: url) else { return nil }
+        return StoredFile.open(Self.path(directory, Self.name(for: url)), expectedURL: url)?.metadata
+    }
+
     /// `url`'s stored facts for the original whose digest is `sha256`; nil
     /// when none are stored, they belong to other bytes or do not parse.
     public func facts(url: String, sha256: String) -> OriginalFacts? {

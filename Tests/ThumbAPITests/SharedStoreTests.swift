@@ -1,0 +1,305 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import ThumbTestSupport
+import ThumbHTTP
+@testable import ThumbFetch
+@testable import ThumbAPI
+@testable import ThumbJSON
+@testable import ThumbService
+
+/// The shared originals store (SeveralInstances.md): real daemons, each with
+/// its own disk store, sharing one bucket of a real SeaweedFS on 127.0.0.1,
+/// in front of a loopback origin that counts what it is asked. The faults
+/// (a store down, stalling mid-body, refusing the credentials, without its
+/// bucket; a local store that cannot be written) each cost the requests
+/// nothing, show in `/stats` and leave nothing partial anywhere.
+@Suite(.serialized, .seaweedS3) struct SharedStoreTests {
+    static let path = "/cat.jpg"   // the test origin answers it with an ETag, and 304 to it
+    static let target = "&w=100"
+
+    private func store() throws -> SeaweedS3 {
+        try #require(SeaweedS3.current, "the suite's SeaweedFS (SeaweedS3Scope) is missing")
+    }
+
+    private func bucket(_ s3: SeaweedS3) throws -> String {
+        let name = "shared-\(UUID().uuidString.prefix(8).lowercased())"
+        try s3.createBucket(name)
+        return name
+    }
+
+    /// One instance: its own disk store, the shared store in `bucket`.
+    final class Instance: @unchecked Sendable {
+        let daemon: Daemon
+        let port: UInt16
+        let directory = NSTemporaryDirectory() + "thumbd-shared-\(UUID().uuidString)"
+        let logged = Lines()
+
+        final class Lines: Sendable {
+            let lines = Mutex<[String]>([])
+        }
+
+        init(_ s3: SeaweedS3, bucket: String, endpoint: String? = nil, secret: String? = nil,
+             _ change: (inout DaemonConfiguration) -> Void = { _ in }) throws {
+            var c = DaemonConfiguration()
+            c.service.limits.maxRenderSeconds = 600
+            c.service.origin.allowPrivateNetworks = true   // the origin is on 127.0.0.1
+            c.service.s3.endpoint = endpoint ?? s3.endpoint
+            c.service.s3.accessKeyId = s3.accessKey
+            c.service.s3.secretAccessKey = Secret(secret ?? s3.secretKey)
+            // SeaweedFS makes a new bucket's first volume on its first write, which can take seconds.
+            c.service.s3.timeoutSeconds = 15
+            c.service.diskStore.shared = SharedStoreLocation(bucket: bucket, prefix: "originals/")
+            change(&c)
+            daemon = Daemon(configuration: c, disk: try DiskStore(directory: directory, maxBytes: c.service.diskStore.maxBytes))
+            let logged = self.logged
+            daemon.service.setStoreFailureLog { line in logged.lines.withLock { $0.append(line) } }
+            port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
+        }
+
+        func stop(sourceLocation: SourceLocation = #_sourceLocation) {
+            daemon.server.stop(sourceLocation: sourceLocation)
+            daemon.service.renders.shutdown()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+
+        func get(_ target: String, method: String = "GET") -> (status: Int, headers: [String: String], body: [UInt8]) {
+            RawHTTPClient.exchange(port: port, method: method, target: target, headers: [:], body: nil)
+        }
+
+        func thumbnail(_ origin: TestOrigin, _ path: String = SharedStoreTests.path, _ extra: String = SharedStoreTests.target)
+            -> (status: Int, headers: [String: String], body: [UInt8]) {
+            get("/thumbnail?url=\(origin.url(path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)\(extra)")
+        }
+
+        /// One `/stats` section's integers.
+        func stats(_ section: String) -> [String: Int] {
+            guard case .object(let top)? = try? JSONParser.parse(get("/stats").body),
+                  case .object(let fields)? = top.first(where: { $0.key == section })?.value else { return [:] }
+            var out: [String: Int] = [:]
+            for (name, value) in fields { if case .integer(let n) = value { out[name] = n } }
+            return out
+        }
+
+        var log: [String] { logged.lines.withLock { $0 } }
+        /// Files in the disk store other than stored originals and facts: leftovers.
+        var leftovers: [String] { regularFiles(under: directory).filter { $0.hasPrefix("tmp/") } }
+    }
+
+    private func key(_ origin: TestOrigin, _ path: String = Self.path) -> String {
+        "originals/" + DiskStore.name(for: origin.url(path))
+    }
+
+    // MARK: - Read-through
+
+    /// What one instance fetched, another serves from the shared store: no
+    /// second origin fetch, `X-Cache: disk`, the same ETag, and a copy on its
+    /// own disk; facts computed on the first reach the second through the sidecar.
+    @Test func anotherInstanceServesWhatOneFetched() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared), b = try Instance(s3, bucket: shared)
+        defer { a.stop(); b.stop() }
+
+        let first = a.thumbnail(origin)
+        #expect(first.status == 200 && first.headers["x-cache"] == "origin")
+        #expect(a.get("/info?url=\(origin.url(Self.path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)").status == 200)
+        #expect(eventually { a.stats("sharedStore")["writes"] == 1 }, "\(a.stats("sharedStore")) \(a.log)")
+        // The sidecar holds the metadata, then the facts (rewritten once they are computed).
+        #expect(eventually {
+            let doc = s3.request("GET", "/\(shared)/\(key(origin)).json")
+            return doc.status == 200 && doc.body.contains("\"facts\":{") && doc.body.contains(origin.url(Self.path))
+        })
+        let object = s3.request("GET", "/\(shared)/\(key(origin))")
+        #expect(object.status == 200 && Array(object.body.utf8).count > 0)
+
+        let second = b.thumbnail(origin)
+        #expect(second.status == 200 && second.headers["x-cache"] == "disk", "\(second.headers)")
+        #expect(second.headers["etag"] == first.headers["etag"] && second.body == first.body)
+        #expect(origin.hits(Self.path) == 1, "the origin is asked once for the fleet")
+        let sb = b.stats("sharedStore"), db = b.stats("diskStore")
+        #expect(sb["hits"] == 1 && sb["misses"] == 0 && sb["readFailures"] == 0, "\(sb)")
+        #expect(db["misses"] == 1 && db["entries"] == 1, "a copy on its own disk: \(db)")
+        // Facts came with it: /info on b computes nothing.
+        #expect(b.get("/info?url=\(origin.url(Self.path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)").status == 200)
+        #expect(b.stats("info")["computed"] == 0, "\(b.stats("info"))")
+        // Its next variant comes from its own disk: the shared store is not asked again.
+        #expect(b.thumbnail(origin, Self.path, "&w=50").headers["x-cache"] == "disk")
+        #expect(b.stats("sharedStore")["hits"] == 1 && b.stats("sharedStore")["misses"] == 0)
+        #expect(a.leftovers.isEmpty && b.leftovers.isEmpty)
+    }
+
+    /// `DELETE /cache` removes the shared copy too (and says so in
+    /// `removed`): the next instance asks the origin again.
+    @Test func deleteCacheRemovesTheSharedCopy() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared)
+        defer { a.stop() }
+        #expect(a.thumbnail(origin).status == 200)
+        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        let inMemory = try #require(a.stats("memoryCache")["entries"])
+        let purge = a.get("/cache?url=\(origin.url(Self.path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
+                          method: "DELETE")
+        // What it held in memory (the one source's entries), the original on disk, the shared copy.
+        #expect(purge.status == 200 && String(decoding: purge.body, as: UTF8.self) == #"{"removed":\#(inMemory + 2)}"#,
+                "\(String(decoding: purge.body, as: UTF8.self))")
+        #expect(s3.request("GET", "/\(shared)/\(key(origin))").status == 404)
+        #expect(s3.request("GET", "/\(shared)/\(key(origin)).json").status == 404)
+        let b = try Instance(s3, bucket: shared)
+        defer { b.stop() }
+        #expect(b.thumbnail(origin).headers["x-cache"] == "origin")
+        #expect(origin.hits(Self.path) == 2 && b.stats("sharedStore")["misses"] == 1)
+    }
+
+    /// Past `diskStore.ttlSeconds` (counted from the fetch time in the
+    /// sidecar), a shared copy is revalidated with the origin; the `304`
+    /// updates the shared sidecar's fetch time.
+    @Test func aStaleSharedCopyIsRevalidated() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared)
+        defer { a.stop() }
+        #expect(a.thumbnail(origin, Self.path).status == 200)
+        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        let before = s3.request("GET", "/\(shared)/\(key(origin, Self.path)).json").body
+        usleep(1_100_000)
+        let b = try Instance(s3, bucket: shared) { $0.service.diskStore.ttlSeconds = 1 }
+        defer { b.stop() }
+        let r = b.thumbnail(origin, Self.path)
+        #expect(r.status == 200 && r.headers["x-cache"] == "disk")
+        #expect(b.stats("sharedStore")["hits"] == 1 && b.stats("diskStore")["revalidations"] == 1)
+        #expect(origin.hits(Self.path) == 2, "one fetch, one conditional request")
+        #expect(eventually { s3.request("GET", "/\(shared)/\(key(origin, Self.path)).json").body != before })
+    }
+
+    // MARK: - Faults
+
+    /// A store that is not there at all (nothing listens on its port): every
+    /// request is served from the origin, each look-up counts in
+    /// `readFailures`, each write in `writeFailures`, the log says it once.
+    @Test func aStoreDownAtStartCostsNothing() throws {
+        let s3 = try store()
+        let origin = try TestOrigin(extraRoutes: ["/dog.jpg": TestOrigin.jpeg])
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: "nowhere-bucket", endpoint: "http://127.0.0.1:\(Loopback.freePort())")
+        defer { a.stop() }
+        for w in [100, 60] {
+            let r = a.thumbnail(origin, Self.path, "&w=\(w)")
+            #expect(r.status == 200)
+        }
+        #expect(a.thumbnail(origin, "/dog.jpg").status == 200)
+        let s = a.stats("sharedStore")
+        #expect(s["readFailures"] == 2 && s["hits"] == 0 && s["misses"] == 0, "\(s)")
+        // Two originals could not be written (a facts sidecar may have been tried too, before the first failed).
+        #expect(eventually { (a.stats("sharedStore")["writeFailures"] ?? 0) >= 2 }, "\(a.stats("sharedStore"))")
+        #expect(a.stats("sharedStore")["writes"] == 0)
+        #expect(a.log.filter { $0.hasPrefix("shared store: reading") }.count == 1, "\(a.log)")
+        #expect(a.leftovers.isEmpty)
+    }
+
+    /// A store that stalls in the middle of an original's bytes: the look-up
+    /// gives up at `s3.timeoutSeconds`, the origin serves, and nothing of the
+    /// cut copy is kept.
+    @Test func aStoreStallingMidTransferFallsBackToTheOrigin() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared)
+        defer { a.stop() }
+        #expect(a.thumbnail(origin).status == 200)
+        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        // The sidecar's answer (about 1 KiB) passes; the original's (tens of KiB) stops after its first bytes.
+        let proxy = try LoopbackProxy(upstream: s3.port, stallAfter: 6000)
+        defer { proxy.stop() }
+        let b = try Instance(s3, bucket: shared, endpoint: "http://127.0.0.1:\(proxy.port)") {
+            $0.service.s3.timeoutSeconds = 1
+        }
+        defer { b.stop() }
+        let started = Date()
+        let r = b.thumbnail(origin)
+        #expect(r.status == 200 && r.headers["x-cache"] == "origin")
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(b.stats("sharedStore")["readFailures"] == 1 && origin.hits(Self.path) == 2, "\(b.stats("sharedStore"))")
+        #expect(proxy.requests.contains { $0.contains("GET /\(shared)/\(key(origin)) ") })
+        #expect(b.leftovers.isEmpty, "\(b.leftovers)")
+        #expect(b.stats("diskStore")["entries"] == 1, "only the origin's copy")
+    }
+
+    /// Wrong credentials: S3 refuses every request; the origin serves, and
+    /// the log names S3's code (never the secret).
+    @Test func wrongCredentialsAreReadAndWriteFailures() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared, secret: "not-the-secret")
+        defer { a.stop() }
+        #expect(a.thumbnail(origin).status == 200)
+        #expect(eventually { a.stats("sharedStore")["writeFailures"] == 1 })
+        let s = a.stats("sharedStore")
+        #expect(s["readFailures"] == 1 && s["writes"] == 0, "\(s)")
+        #expect(a.log.contains { $0.contains("403") }, "\(a.log)")
+        #expect(!a.log.contains { $0.contains("not-the-secret") || $0.contains(s3.secretKey) })
+    }
+
+    /// The bucket deleted under a running fleet: look-ups are failures (not
+    /// misses: the operator must hear of it), writes fail, requests are served.
+    @Test func aDeletedBucketIsAFailureNotAMiss() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared)
+        defer { a.stop() }
+        #expect(s3.request("DELETE", "/\(shared)").status == 204)
+        #expect(a.thumbnail(origin).status == 200)
+        #expect(a.stats("sharedStore")["readFailures"] == 1 && a.stats("sharedStore")["misses"] == 0)
+        #expect(a.log.contains { $0.contains("NoSuchBucket") }, "\(a.log)")
+        // AWS S3 refuses the write (NoSuchBucket); SeaweedFS makes the bucket again. Either way it is counted.
+        #expect(eventually { let s = a.stats("sharedStore"); return (s["writes"] ?? 0) + (s["writeFailures"] ?? 0) == 1 },
+                "\(a.stats("sharedStore"))")
+    }
+
+    /// A local store that cannot be written (its `tmp` replaced by a file):
+    /// the shared copy is still served, from a scratch file, and nothing is
+    /// left on either side.
+    @Test func aLocalStoreThatCannotBeWrittenStillServesSharedCopies() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared)
+        defer { a.stop() }
+        #expect(a.thumbnail(origin).status == 200)
+        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        let b = try Instance(s3, bucket: shared)
+        defer { b.stop() }
+        try FileManager.default.removeItem(atPath: b.directory + "/tmp")
+        #expect(FileManager.default.createFile(atPath: b.directory + "/tmp", contents: Data("not a directory".utf8)))
+        for w in [100, 60] {
+            let r = b.thumbnail(origin, Self.path, "&w=\(w)")
+            #expect(r.status == 200 && r.headers["x-cache"] == "disk", "\(r.headers)")
+        }
+        #expect(origin.hits(Self.path) == 1)
+        #expect(b.stats("sharedStore")["hits"] == 2 && b.stats("diskStore")["entries"] == 0)
+        #expect(regularFiles(under: b.directory) == ["tmp"], "\(regularFiles(under: b.directory))")
+    }
+
+    /// `diskStore.shared` is checked at start-up: without `s3.endpoint` it is
+    /// an error naming the key; its bucket and prefix are never a source.
+    @Test func theSharedPrefixIsNeverASource() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        try s3.put(TestOrigin.jpeg, bucket: shared, encodedKey: "originals/planted")
+        try s3.put(TestOrigin.jpeg, bucket: shared, encodedKey: "public/ok.jpg")
+        let a = try Instance(s3, bucket: shared) { $0.service.s3.allowedBuckets = [shared] }
+        defer { a.stop() }
+        let refused = a.get("/thumbnail?url=s3%3A%2F%2F\(shared)%2Foriginals%2Fplanted&w=50")
+        #expect(refused.status == 403, "\(refused.status)")
+        #expect(a.get("/thumbnail?url=s3%3A%2F%2F\(shared)%2Fpublic%2Fok.jpg&w=50").status == 200)
+        #expect(throws: ConfigurationError.self) {
+            try DaemonConfiguration.parse(Array(#"{"diskStore": {"shared": {"bucket": "media"}}}"#.utf8))
+        }
+    }
+}
