@@ -85,6 +85,14 @@ struct StatisticsReport {
                    help: "Estimated decode memory of the renders running now, against limits.maxDecodeMemoryBytes.",
                    value: .integer(r.memoryInUse)),
 
+            Figure(section: "info", field: "requests", kind: .counter, help: "/info requests, a batch counting once.",
+                   value: .integer(c.infoRequests)),
+            Figure(section: "info", field: "batchItems", kind: .counter, help: "Items of POST /info batches.",
+                   value: .integer(c.infoBatchItems)),
+            Figure(section: "info", field: "computed", kind: .counter,
+                   help: "Originals whose facts were computed from their pixels.",
+                   value: .integer(c.factsComputed)),
+
             Figure(section: "sharedStore", field: "hits", kind: .counter,
                    help: "Originals found in the shared store after a local disk miss.", value: .integer(sh.hits)),
             Figure(section: "sharedStore", field: "misses", kind: .counter,
@@ -97,14 +105,6 @@ struct StatisticsReport {
             Figure(section: "sharedStore", field: "readFailures", kind: .counter,
                    help: "Shared store look-ups that failed or took longer than s3.timeoutSeconds (the origin was asked).",
                    value: .integer(sh.readFailures)),
-
-            Figure(section: "info", field: "requests", kind: .counter, help: "/info requests, a batch counting once.",
-                   value: .integer(c.infoRequests)),
-            Figure(section: "info", field: "batchItems", kind: .counter, help: "Items of POST /info batches.",
-                   value: .integer(c.infoBatchItems)),
-            Figure(section: "info", field: "computed", kind: .counter,
-                   help: "Originals whose facts were computed from their pixels.",
-                   value: .integer(c.factsComputed)),
 
             // `requests.total` would be named `thumbd_requests_total` by the rule,
             // the name Statistics.md § /metrics gives the per-status series. One family with an

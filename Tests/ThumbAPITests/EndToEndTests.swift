@@ -96,8 +96,8 @@ import ThumbHTTP
 
         let stats = try JSONParser.parse(restarted.get("/stats").body)
         guard case .object(let top) = stats else { Issue.record("stats not an object"); return }
-        #expect(top.map(\.key) == ["uptimeSeconds", "memoryCache", "diskStore", "origin", "render", "info", "requests", "connections",
-                                    "prefetch"])
+        #expect(top.map(\.key) == ["uptimeSeconds", "memoryCache", "diskStore", "origin", "render", "info", "sharedStore", "requests",
+                                    "connections", "prefetch"])
     }
 
     @Test(arguments: [

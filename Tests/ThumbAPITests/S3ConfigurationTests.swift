@@ -43,6 +43,22 @@ import Testing
 
     /// Read when the file is parsed — at start and on every reload — with
     /// the final newline an editor leaves dropped.
+    /// `diskStore.shared` (SeveralInstances.md): null by default; a bucket and a
+    /// prefix (`thumbd/` unless given) reach the service and the fetcher,
+    /// whose rules then refuse that prefix as a source; `check-config` shows it.
+    @Test func theSharedStoreIsConfiguredAndReserved() throws {
+        #expect(try parse("{}").service.diskStore.shared == nil)
+        #expect(try parse(#"{"diskStore": {"shared": null}}"#).service.diskStore.shared == nil)
+        let c = try parse(#"{"diskStore": {"shared": {"bucket": "fleet"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s", "allowedBuckets": ["fleet"]}}"#)
+        #expect(c.service.diskStore.shared == SharedStoreLocation(bucket: "fleet", prefix: "thumbd/"))
+        let policy = FetchPolicy(configuration: c.service)
+        #expect(throws: FetchError.forbidden("fleet/thumbd/ is the shared originals store, never a source")) {
+            _ = try policy.s3Settings(for: S3Location("s3://fleet/thumbd/abc"))
+        }
+        #expect(try policy.s3Settings(for: S3Location("s3://fleet/public/abc")).endpoint.port == 9000)
+        #expect(c.json.serialized().contains(#""shared":{"bucket":"fleet","prefix":"thumbd/"}"#))
+    }
+
     @Test func theSecretFileIsReadOnEveryParse() throws {
         let file = temporaryFile("first-secret\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -77,6 +93,14 @@ import Testing
         (#"{"s3": {"allowedBuckets": "media"}}"#, "s3.allowedBuckets"),
         (#"{"s3": {"timeoutSeconds": 0}}"#, "s3.timeoutSeconds"),
         (#"{"s3": {"bucket": "media"}}"#, "s3.bucket"),
+        (#"{"diskStore": {"shared": {"bucket": "media"}}}"#, "diskStore.shared"),   // no s3.endpoint
+        (#"{"diskStore": {"shared": {"prefix": "x/"}}}"#, "diskStore.shared.bucket"),
+        (#"{"diskStore": {"shared": {"bucket": "Media"}}}"#, "diskStore.shared.bucket"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "prefix": "/abs"}}}"#, "diskStore.shared.prefix"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "prefix": "a b"}}}"#, "diskStore.shared.prefix"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "prefix": "%2e%2e/"}}}"#, "diskStore.shared.prefix"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "ttl": 3}}}"#, "diskStore.shared.ttl"),
+        (#"{"diskStore": {"shared": "media"}}"#, "diskStore.shared"),
     ])
     func badValuesNameTheirKey(_ text: String, _ key: String) {
         do {

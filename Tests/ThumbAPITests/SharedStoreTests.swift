@@ -179,6 +179,31 @@ import ThumbHTTP
 
     // MARK: - Faults
 
+    /// A copy whose bytes are not what its sidecar says (replaced, cut), or
+    /// a sidecar that is not one of ours, is never served: the origin is.
+    @Test func aCopyThatDoesNotMatchItsSidecarIsNeverServed() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin(extraRoutes: ["/dog.jpg": TestOrigin.jpeg])
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared)
+        defer { a.stop() }
+        let good = a.thumbnail(origin)
+        #expect(a.thumbnail(origin, "/dog.jpg").status == 200)
+        #expect(eventually { a.stats("sharedStore")["writes"] == 2 })
+        // Other bytes under the first; garbage for the second's sidecar.
+        try s3.put(Array(TestOrigin.jpeg.prefix(5000)), bucket: shared, encodedKey: key(origin))
+        try s3.put(Array(#"{"version": 1, "metadata": "#.utf8), bucket: shared, encodedKey: key(origin, "/dog.jpg") + ".json")
+        let b = try Instance(s3, bucket: shared)
+        defer { b.stop() }
+        let r = b.thumbnail(origin)
+        #expect(r.status == 200 && r.headers["x-cache"] == "origin" && r.body == good.body)
+        #expect(b.thumbnail(origin, "/dog.jpg").headers["x-cache"] == "origin")
+        let sb = b.stats("sharedStore")
+        #expect(sb["readFailures"] == 1 && sb["misses"] == 1 && sb["hits"] == 0, "\(sb)")
+        #expect(origin.hits(Self.path) == 2 && origin.hits("/dog.jpg") == 2)
+        #expect(b.leftovers.isEmpty, "\(b.leftovers)")
+    }
+
     /// A store that is not there at all (nothing listens on its port): every
     /// request is served from the origin, each look-up counts in
     /// `readFailures`, each write in `writeFailures`, the log says it once.
