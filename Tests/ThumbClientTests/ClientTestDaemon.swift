@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import ThumbAPI
 import ThumbClient
@@ -26,11 +29,11 @@ final class ClientTestDaemon: @unchecked Sendable {
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    func client(_ change: (inout ThumbClient.Configuration) -> Void = { _ in }) -> ThumbClient {
+    func client(session: URLSession? = nil, _ change: (inout ThumbClient.Configuration) -> Void = { _ in }) -> ThumbClient {
         var c = ThumbClient.Configuration(baseURL: baseURL, signingKey: daemon.configuration.security.signingKey,
                                           adminToken: daemon.configuration.security.adminToken)
         change(&c)
-        return ThumbClient(configuration: c)
+        return ThumbClient(configuration: c, session: session)
     }
 
     func stop() {

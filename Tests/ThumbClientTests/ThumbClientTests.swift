@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import ThumbAPI
 import ThumbClient
@@ -77,7 +80,12 @@ import ThumbTestSupport
     @Test func aThousandSourcesAreTenBatchesWithinTheBound() async throws {
         // Room in the queue for every item's facts job: 300 can be in flight at once.
         try await ClientTestDaemon.with({ $0.service.maxQueue = 2000 }) { d in
-            let client = d.client { $0.maxBatchItems = 100; $0.maxConcurrentBatches = 3 }
+            // A session that waits as long as a loaded CI host under a sanitizer needs (1 000 facts
+            // on two workers took 198 s there, and URLSession's own 60 s failed every batch).
+            let slow = URLSessionConfiguration.ephemeral
+            slow.timeoutIntervalForRequest = 600
+            slow.urlCache = nil
+            let client = d.client(session: URLSession(configuration: slow)) { $0.maxBatchItems = 100; $0.maxConcurrentBatches = 3 }
             // One origin file under 1 000 spellings the origin serves (the query is ignored by its route).
             let sources = (0..<1000).map { d.origin.url("/cat.jpg?n=\($0)") }
             async let a = client.info(sources)
