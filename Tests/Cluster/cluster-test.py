@@ -12,6 +12,14 @@ three thumbd instances, the shipped Config/nginx-thumbd.conf in a real nginx
   3. Restart it on the same cache directory: its sources come back to it and
      are served from its disk store without touching the origin.
   4. One variant asked of two instances directly: the same ETag, 304 across.
+  5. /info through nginx: GET to the source's owner, POST round-robin.
+
+Then a second, smaller run with the shared originals store (issue 25) in a
+SeaweedFS started at the beginning (its start-up overlaps the first run):
+60 sources, one instance SIGKILLed and a new one with an empty disk, both
+served from the shared store without the origin (shared_store_run.py says what
+each check is). SeaweedFS's `weed` is THUMBD_WEED, else .venv-s3/bin/weed
+(`bash .ci/deps.sh` installs it), else on the PATH.
 
 Usage: Tests/Cluster/cluster-test.py [THUMBD_BINARY]      (default: the debug build)
 Prints "N passed, M failed" and exits 1 when anything failed.
@@ -30,10 +38,12 @@ import time
 import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
-from cluster_processes import INSTANCES, ROOT, SOURCES, Client, Cluster, request
+from cluster_processes import INSTANCES, ROOT, SHARED_BUCKET, SOURCES, Client, Cluster, request
+from seaweed import Seaweed
+from shared_store_run import SHARED_SOURCES, run_shared_phases
 
 VARIANTS = ["w=64", "w=40&h=40&fit=cover", "w=48&format=png"]
-WHOLE_RUN_LIMIT = 150    # seconds: SIGALRM stops a run that hangs anyway
+WHOLE_RUN_LIMIT = 240    # seconds: SIGALRM stops a run that hangs anyway
 
 
 class Checks:
@@ -61,10 +71,9 @@ def main():
                        capture_output=True, text=True).stdout.strip(), "thumbd")
     work = tempfile.mkdtemp(prefix="thumbd-cluster-")
     os.chmod(work, 0o755)  # nginx workers run as nobody when the test runs as root
-    os.mkdir(os.path.join(work, "tmp"))
-    cluster = Cluster(binary, work)
     checks = Checks()
     started = time.monotonic()
+    cluster = shared = store = None
 
     def stop(signum, _frame):
         raise SystemExit(f"stopped by signal {signum}")
@@ -72,25 +81,54 @@ def main():
     signal.signal(signal.SIGALRM, stop)
     signal.alarm(WHOLE_RUN_LIMIT)
     try:
-        cluster.start_origin()
-        for k in range(INSTANCES):
-            cluster.start_instance(k)
-        cluster.start_nginx()
-        client = Client(cluster.nginx_port)
-        run_phases(cluster, client, checks)
+        try:
+            store = Seaweed(os.path.join(work, "weed"))  # starting while the first run goes
+        except Exception as e:  # a missing `weed` fails the shared checks, never skips them
+            checks.check(False, "SeaweedFS started", repr(e))
+        cluster = Cluster(binary, os.path.join(work, "plain"))
+        start(cluster)
+        run_phases(cluster, Client(cluster.nginx_port), checks)
+        cluster.stop_all()
+        print(f"(first run: {time.monotonic() - started:.1f} s)")
+        if store:
+            shared_started = time.monotonic()
+            store.wait_ready()
+            store.create_bucket(SHARED_BUCKET)
+            # A new bucket's first write takes seconds (its volumes are made
+            # then): made here, not inside thumbd's s3.timeoutSeconds.
+            store.put(SHARED_BUCKET, "warm-up", b"warm-up")
+            print(f"(SeaweedFS ready and its bucket made {time.monotonic() - shared_started:.1f} s after the first run)")
+            shared = Cluster(binary, os.path.join(work, "shared"), sources=SHARED_SOURCES, shared={
+                "endpoint": store.endpoint, "accessKeyId": store.access_key, "secretAccessKey": store.secret_key})
+            start(shared)
+            run_shared_phases(shared, Client(shared.nginx_port), store, SHARED_BUCKET, checks)
+            print(f"(shared-store run: {time.monotonic() - shared_started:.1f} s)")
     except BaseException as e:  # a crash or timeout is a failure, never a pass
         checks.check(False, "the run completed", repr(e))
     finally:
         signal.alarm(0)
-        cluster.stop_all()
+        for c in (cluster, shared):
+            if c:
+                c.stop_all()
+        if store:
+            store.stop()
         if checks.failed:
-            for log in sorted(os.listdir(work)):
-                if log.endswith(".log"):
-                    tail = open(os.path.join(work, log), errors="replace").read()[-1500:]
-                    print(f"--- {log} (tail)\n{tail}")
+            for folder, _, files in sorted(os.walk(work)):
+                for log in sorted(files):
+                    if log.endswith(".log"):
+                        path = os.path.join(folder, log)
+                        tail = open(path, errors="replace").read()[-1500:]
+                        print(f"--- {os.path.relpath(path, work)} (tail)\n{tail}")
         shutil.rmtree(work, ignore_errors=True)
     print(f"\ncluster test: {checks.passed} passed, {checks.failed} failed ({time.monotonic() - started:.1f} s)")
     sys.exit(1 if checks.failed else 0)
+
+
+def start(cluster):
+    cluster.start_origin()
+    for k in range(INSTANCES):
+        cluster.start_instance(k)
+    cluster.start_nginx()
 
 
 def run_phases(cluster, client, checks):

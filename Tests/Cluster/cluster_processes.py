@@ -2,7 +2,9 @@
 origin over SOURCES distinct small JPEGs, thumbd instances with their own
 CACHE_DIRECTORY (as systemd/thumbd@.service gives them), and a real nginx
 running the shipped Config/nginx-thumbd.conf with its ports substituted; plus
-the HTTP client the test drives them with."""
+the HTTP client the test drives them with. With `shared` (an S3 endpoint and
+its keys) every instance also has the shared originals store of
+SeveralInstances.md, in the bucket SHARED_BUCKET under SHARED_PREFIX."""
 import collections
 import concurrent.futures
 import hashlib
@@ -23,6 +25,8 @@ SOURCES = 300
 INSTANCES = 3
 CLIENTS = 8              # concurrent client connections to nginx
 REQUEST_TIMEOUT = 10     # seconds, per request
+SHARED_BUCKET = "thumbd-shared"
+SHARED_PREFIX = "thumbd/"
 
 
 def free_ports(n):
@@ -89,12 +93,17 @@ class Client:
 
 
 class Cluster:
-    def __init__(self, binary, work):
-        self.binary, self.work = binary, work
+    def __init__(self, binary, work, sources=SOURCES, shared=None):
+        """`shared`: None, or {"endpoint", "accessKeyId", "secretAccessKey"} of
+        the S3 store holding the shared originals store."""
+        self.binary, self.work, self.sources, self.shared = binary, work, sources, shared
         ports = free_ports(INSTANCES + 2)
         self.origin_port, self.nginx_port, self.ports = ports[0], ports[1], ports[2:]
         self.instances = [None] * INSTANCES
+        self.caches = [os.path.join(work, "cache", f"i{k}") for k in range(INSTANCES)]
         self.origin = self.nginx = None
+        os.makedirs(os.path.join(work, "tmp"))
+        os.chmod(work, 0o755)  # nginx workers run as nobody when the test runs as root
 
     # -- processes --------------------------------------------------------
 
@@ -103,7 +112,7 @@ class Cluster:
         os.mkdir(images)
         base = open(os.path.join(ROOT, "Tests/ThumbCodecTests/Fixtures/testorig.jpg"), "rb").read()
         assert base[:2] == b"\xff\xd8"
-        for i in range(SOURCES):
+        for i in range(self.sources):
             # A COM segment right after SOI makes every file's bytes (and so its
             # digest and ETags) distinct while the image stays the same.
             text = f"cluster source {i}".encode()
@@ -121,18 +130,23 @@ class Cluster:
         path = os.path.join(self.work, f"i{k}.json")
         # diskStore.path stays null: like systemd/thumbd@.service, the store is
         # $CACHE_DIRECTORY/originals, set per instance below.
-        json.dump({"listen": f"127.0.0.1:{self.ports[k]}", "origin": {"allowPrivateNetworks": True},
-                   "log": {"accessLog": False}}, open(path, "w"))
+        config = {"listen": f"127.0.0.1:{self.ports[k]}", "origin": {"allowPrivateNetworks": True},
+                  "log": {"accessLog": False}}
+        if self.shared:
+            config["diskStore"] = {"shared": {"bucket": SHARED_BUCKET, "prefix": SHARED_PREFIX}}
+            config["s3"] = dict(self.shared, timeoutSeconds=10)
+        json.dump(config, open(path, "w"))
         return path
 
-    def cache_directory(self, k):
-        return os.path.join(self.work, "cache", f"i{k}")
-
-    def start_instance(self, k):
+    def start_instance(self, k, cache=None):
+        """Instance k on its port, on its cache directory, or on `cache` (a
+        name under cache/) from now on: a new machine in its place."""
+        if cache:
+            self.caches[k] = os.path.join(self.work, "cache", cache)
         env = {key: v for key, v in os.environ.items()
                if key not in ("NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "WATCHDOG_USEC", "JOURNAL_STREAM")}
         env["HOME"] = self.work
-        env["CACHE_DIRECTORY"] = self.cache_directory(k)
+        env["CACHE_DIRECTORY"] = self.caches[k]
         os.makedirs(env["CACHE_DIRECTORY"], exist_ok=True)
         self.instances[k] = subprocess.Popen(
             [self.binary, "--config", self.instance_config(k)], env=env,
@@ -230,11 +244,16 @@ http {{
                 counts[line.split('"GET /', 1)[1].split(" ", 1)[0]] += 1
         return counts
 
+    def digest(self, i):
+        """DiskStore.name(for:): the name of source i's original on disk and, under
+        SHARED_PREFIX, in the shared store."""
+        return hashlib.sha256(self.source(i).encode()).hexdigest()
+
     def stored_sources(self, k):
         """Sources whose original is in instance k's disk store: the store names
         each file by the SHA-256 of its source URL (DiskStore.name(for:))."""
-        by_digest = {hashlib.sha256(self.source(i).encode()).hexdigest(): i for i in range(SOURCES)}
+        by_digest = {self.digest(i): i for i in range(self.sources)}
         found = set()
-        for _, _, files in os.walk(os.path.join(self.cache_directory(k), "originals")):
+        for _, _, files in os.walk(os.path.join(self.caches[k], "originals")):
             found.update(by_digest[f] for f in files if f in by_digest)
         return found
