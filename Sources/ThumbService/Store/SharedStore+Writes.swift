@@ -1,3 +1,4 @@
+import Dispatch
 import ThumbFetch
 
 /// The shared store's background writes: a bounded queue, a few requests at
@@ -20,9 +21,15 @@ struct WriteQueue {
     /// Requests to the store at once: writes are never urgent, and the
     /// fetcher's slots are the origins' first.
     static let maxRunning = 4
+    /// How long a new write waits before it starts: long enough for the facts
+    /// of a first render (computed just after it) to merge into it, so most
+    /// originals cost one object and one sidecar, not a second sidecar.
+    static let settle: Duration = .milliseconds(500)
 
     var statistics = SharedStore.Statistics()
     var order: [String] = []
+    /// When each queued source's job may start (a new job waits `settle`).
+    var due: [String: ContinuousClock.Instant] = [:]
     var queued: [String: Job] = [:]
     var running: Set<String> = []
     /// Jobs for sources whose write is running.
@@ -61,7 +68,10 @@ extension SharedStore {
         guard let s = settings.withLock({ $0 }) else { return completion(false) }
         let key = Self.key(s.location, url: url)
         let behindRunning = state.withLock { q in
-            if q.queued.removeValue(forKey: url) != nil { q.order.removeAll { $0 == url } }
+            if q.queued.removeValue(forKey: url) != nil {
+                q.order.removeAll { $0 == url }
+                q.due[url] = nil
+            }
             guard q.running.contains(url) else { return false }
             q.waiting[url] = .delete
             return true
@@ -102,17 +112,21 @@ extension SharedStore {
             }
             q.queued[url] = job
             q.order.append(url)
+            q.due[url] = .now + WriteQueue.settle
             return false
         }
         if dropped { wrote(false, what: "writing \(url)", .origin("the write queue is full (\(WriteQueue.maxPending))"), counted: true) }
-        pump()
+        io.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(510)) { [self] in pump() }
     }
 
     /// Starts queued jobs while fewer than `maxRunning` run.
     private func pump() {
         while let (url, job) = state.withLock({ q -> (String, WriteQueue.Job)? in
-            guard q.running.count < WriteQueue.maxRunning, !q.order.isEmpty else { return nil }
-            let url = q.order.removeFirst()
+            // In order of arrival, each once its settling time is over (a job behind a running one may start at once).
+            guard q.running.count < WriteQueue.maxRunning, let url = q.order.first,
+                  q.due[url].map({ $0 <= .now }) ?? true else { return nil }
+            q.order.removeFirst()
+            q.due[url] = nil
             guard let job = q.queued.removeValue(forKey: url) else { return nil }
             q.running.insert(url)
             return (url, job)
