@@ -16,7 +16,9 @@
 // never read, so the image is upright exactly once (API.md § Output).
 // libheif returns errors by value. The decoded YCbCr planes are converted to
 // RGBA a band of rows at a time (yuv_bands.c) rather than by libheif into a
-// whole RGBA image: 52 MB less at the peak for 12 MP.
+// whole RGBA image: 52 MB less at the peak for 12 MP. A render may decode one
+// of the primary's thumbnail items instead (thumbd_heif_open_thumbnail), which
+// libheif lists and decodes with its own transforms and alpha.
 
 // libheif's own default per-side limit; the caller's pixel limit can only tighten it.
 enum { HEIF_SIDE_LIMIT = 32768 };
