@@ -121,6 +121,69 @@ import ThumbTestSupport
         }
     }
 
+    /// The walk's rules on built files (nothing is decoded, so the declared
+    /// sizes are all that count): a 640×480 AV1 primary and its 160×120
+    /// thumbnail are listed; each variant breaks one rule and lists none, or
+    /// changes what is listed.
+    @Test func theWalkListsOnlyThumbnailsItsDecoderReadsAsThePrimary() throws {
+        typealias W = ISOBMFFWriter
+        func file(_ edit: (inout W) -> Void = { _ in }) -> W {
+            var file = W()
+            file.items = [(1, "av01"), (2, "av01")]
+            file.properties = [W.ispe(640, 480), W.box("av1C", W.av1C), W.ispe(160, 120)]
+            file.associations = [(1, [1, 0x82]), (2, [3, 0x82])]
+            file.references = [("thmb", 2, [1])]
+            file.data = [(1, W.av1Frame), (2, W.av1Frame)]
+            edit(&file)
+            return file
+        }
+        func listed(_ file: W) throws -> [ISOBMFFThumbnail] {
+            try #require(try StructureWalk.walk(file.bytes(), format: .avif)).thumbnails
+        }
+        let plain = try #require(try StructureWalk.walk(file().bytes(), format: .avif))
+        #expect(plain.thumbnails.map { [$0.item, UInt32($0.width), UInt32($0.height), UInt32($0.tiles)] } == [[2, 160, 120, 0]])
+        #expect(plain.primarySwap?.primaryIDSize == 2)
+        let alpha = W.full("auxC", Array("urn:mpeg:mpegB:cicp:systems:auxiliary:alpha".utf8) + [0])
+        func withAlpha(_ width: UInt32, _ height: UInt32) -> W {
+            file { f in
+                f.items.append((3, "av01"))
+                f.properties += [W.ispe(width, height), alpha]
+                f.associations.append((3, [4, 5, 0x82]))
+                f.references.append(("auxl", 3, [2]))
+                f.data.append((3, W.av1Frame))
+            }
+        }
+        #expect(try listed(withAlpha(160, 120)).first?.hasAlpha == true)
+        #expect(try listed(withAlpha(80, 60)).isEmpty, "an alpha plane of another size")
+        let turned = try listed(file { $0.properties.append(W.box("irot", [1])); $0.associations[1].indices.append(4) })
+        #expect(turned.first.map { [$0.width, $0.height] } == [120, 160])
+        #expect(try listed(file { $0.properties.append(W.box("clap", [UInt8](repeating: 1, count: 32)))
+            $0.associations[1].indices.append(4) }).isEmpty, "clap")
+        #expect(try listed(file { $0.items[1] = (2, "hvc1") }).isEmpty, "HEVC in an AV1 file")
+        #expect(try listed(file { f in
+            f.items.append((3, "av01")); f.associations.append((3, [3, 0x82])); f.data.append((3, W.av1Frame))
+            f.references = [("thmb", 2, [1, 3])]
+        }).isEmpty, "a thmb naming two images")
+        #expect(try listed(file { $0.properties[2] = W.box("free", []) }).isEmpty, "no ispe")
+        #expect(try listed(file { $0.extraMeta = [W.box("free", [UInt8](repeating: 0, count: 1 << 20))] }).isEmpty,
+                "a meta box over 1 MiB")
+        // A grid of 2 tiles of 80×120 is one; of 5 tiles of 64×120, too many.
+        for (columns, listedTiles) in [(2, 2), (5, 0)] {
+            let tileWidth: UInt32 = columns == 2 ? 80 : 64
+            let grid = try listed(file { f in
+                let tiles = (0..<UInt32(columns)).map { $0 + 3 }
+                f.items = [(1, "av01"), (2, "grid")] + tiles.map { ($0, "av01") }
+                f.properties.append(W.ispe(tileWidth, 120))
+                f.associations = [(1, [1, 0x82]), (2, [])] + tiles.map { ($0, [4, 0x82]) }   // the grid's size: its payload's
+                f.references = [("thmb", 2, [1]), ("dimg", 2, tiles)]
+                f.data = [(1, W.av1Frame), (2, W.gridPayload(rows: 1, columns: columns, width: tileWidth * UInt32(columns), height: 120))]
+                    + tiles.map { ($0, W.av1Frame) }
+            })
+            #expect(grid.first?.tiles ?? 0 == listedTiles && grid.count == (listedTiles > 0 ? 1 : 0), "\(columns) tiles")
+            if columns == 2 { #expect(grid.first.map { [$0.width, $0.height] } == [160, 120]) }
+        }
+    }
+
     /// The items' locations, as the structure walk read them.
     private func locations(_ bytes: [UInt8]) throws -> [UInt32: ISOBMFFLocations.Location] {
         try bytes.withUnsafeBytes { file throws -> [UInt32: ISOBMFFLocations.Location] in
