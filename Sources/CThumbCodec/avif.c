@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <avif/avif.h>
+#include "avif_swap.h"
 #include "decoder.h"
 #include "heif_planes.h"
 #include "yuv_bands.h"
@@ -13,7 +14,9 @@
 // as rows are copied out, so the image is upright exactly once and Exif
 // orientation is never read (API.md § Output). Which files come here, and
 // which go to libheif, the structure walk decides (ISOBMFFLayout): libheif
-// takes only files whose images are all HEVC.
+// takes only files whose images are all HEVC. An embedded thumbnail is
+// decoded by libavif too, read as the primary image (avif_swap.c), so
+// libheif's dav1d path stays unused.
 
 // libavif's own limits; the caller's pixel limit can only tighten them.
 enum { AVIF_SIDE_LIMIT = AVIF_DEFAULT_IMAGE_DIMENSION_LIMIT };
@@ -57,9 +60,14 @@ typedef struct {
 } avif_source;
 
 // Parses the boxes (no AV1 decoding): the primary item, else the first
-// track of an image sequence without one.
-static int parse(const void *data, size_t length, uint64_t max_pixels, avif_source *source,
-                 thumbd_image_info *info, char *message, size_t message_size) {
+// track of an image sequence without one; with `thumbnail`, that item read
+// as the primary (avif_swap.c), and never a track. The pixel limit is the
+// primary's in both cases: libavif applies it to every item's ispe, the
+// primary's included, and to dav1d's frame, so a thumbnail whose bitstream
+// is larger than its ispe costs at most what a primary may (and then fails
+// the size check after decoding).
+static int parse(const void *data, size_t length, uint64_t max_pixels, const thumbd_thumbnail *thumbnail,
+                 avif_source *source, thumbd_image_info *info, char *message, size_t message_size) {
     memset(source, 0, sizeof *source);
     source->mirror = -1;
     avifDecoder *decoder = avifDecoderCreate();
@@ -75,10 +83,20 @@ static int parse(const void *data, size_t length, uint64_t max_pixels, avif_sour
     uint64_t pixels = max_pixels < AVIF_PIXEL_LIMIT ? max_pixels : AVIF_PIXEL_LIMIT;
     decoder->imageSizeLimit = (uint32_t)(pixels > 0 ? pixels : 1);   // also dav1d's frame size limit
     decoder->imageDimensionLimit = AVIF_SIDE_LIMIT;
-    avifResult result = avifDecoderSetIOMemory(decoder, data, length);
+    avifResult result = AVIF_RESULT_OK;
+    if (thumbnail) {
+        avifIO *io = thumbd_avif_swap_reader(data, length, thumbnail);
+        if (!io) {
+            thumbd_set_message(message, message_size, "AVIF thumbnail cannot be read as the primary image");
+            return THUMBD_CORRUPT;
+        }
+        avifDecoderSetIO(decoder, io);   // the decoder owns it from here
+    } else {
+        result = avifDecoderSetIOMemory(decoder, data, length);
+    }
     if (result == AVIF_RESULT_OK) result = avifDecoderSetSource(decoder, AVIF_DECODER_SOURCE_PRIMARY_ITEM);
     if (result == AVIF_RESULT_OK) result = avifDecoderParse(decoder);
-    if (result == AVIF_RESULT_NO_AV1_ITEMS_FOUND) {
+    if (result == AVIF_RESULT_NO_AV1_ITEMS_FOUND && !thumbnail) {
         avifResult tracks = avifDecoderSetSource(decoder, AVIF_DECODER_SOURCE_TRACKS);
         if (tracks == AVIF_RESULT_OK) tracks = avifDecoderParse(decoder);
         if (tracks == AVIF_RESULT_OK || tracks != AVIF_RESULT_NO_AV1_ITEMS_FOUND && tracks != AVIF_RESULT_NO_CONTENT)
@@ -125,7 +143,7 @@ int thumbd_avif_probe(const void *data, size_t length, uint64_t max_pixels, thum
     info->color_model = THUMBD_OTHER;
     info->orientation = 1;
     avif_source source;
-    int status = parse(data, length, max_pixels, &source, info, message, message_size);
+    int status = parse(data, length, max_pixels, NULL, &source, info, message, message_size);
     if (source.decoder) avifDecoderDestroy(source.decoder);
     return status;
 }
@@ -173,9 +191,25 @@ static thumbd_decoder *fail(thumbd_decoder *d, int *status, int code, char *mess
     return NULL;
 }
 
-thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_pixels,
-                                 uint32_t *out_width, uint32_t *out_height,
-                                 int *status, char *message, size_t message_size) {
+// A thumbnail that describes no colour of its own has its primary image's:
+// the original file parsed (boxes only) for the primary's colr, or CICP
+// from its AV1 sequence header.
+static int read_primary_color(const void *data, size_t length, uint64_t max_pixels, thumbd_decoder *d) {
+    avif_source primary;
+    thumbd_image_info info = { 0 };
+    char ignored[8];
+    int status = parse(data, length, max_pixels, NULL, &primary, &info, ignored, sizeof ignored);
+    int read = 1;
+    d->nclx = (thumbd_nclx){ 0 };
+    if (status == THUMBD_OK) read = read_color(primary.decoder->image, d);
+    if (primary.decoder) avifDecoderDestroy(primary.decoder);
+    return read;
+}
+
+// The primary image, or with `thumbnail` that thumbnail item read as the primary.
+static thumbd_decoder *open_image(const void *data, size_t length, uint64_t max_pixels,
+                                  const thumbd_thumbnail *thumbnail, uint32_t *out_width, uint32_t *out_height,
+                                  int *status, char *message, size_t message_size) {
     thumbd_decoder *d = thumbd_decoder_new(status, message, message_size);
     avif_state *s = d ? calloc(1, sizeof *s) : NULL;
     if (!s) {
@@ -188,9 +222,11 @@ thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_p
     d->release = release_avif;
     thumbd_image_info info = { 0 };
     avif_source source;
-    *status = parse(data, length, max_pixels, &source, &info, message, message_size);
+    *status = parse(data, length, max_pixels, thumbnail, &source, &info, message, message_size);
     s->decoder = source.decoder;
     if (*status != THUMBD_OK) return fail(d, status, *status, message, message_size, NULL);
+    if (thumbnail && (info.width != thumbnail->width || info.height != thumbnail->height))
+        return fail(d, status, THUMBD_CORRUPT, message, message_size, "AVIF thumbnail differs from its ispe");
 
     avifImage *image = s->decoder->image;
     uint32_t stored_width = image->width, stored_height = image->height;
@@ -202,7 +238,8 @@ thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_p
     image = s->decoder->image;
     if (!image->yuvPlanes[AVIF_CHAN_Y] || image->width != stored_width || image->height != stored_height)
         return fail(d, status, THUMBD_CORRUPT, message, message_size, "AVIF decoded image differs from its header");
-    if (!thumbd_yuv_bands_init(&s->bands, image, source.crop, source.angle, source.mirror) || !read_color(image, d))
+    if (!thumbd_yuv_bands_init(&s->bands, image, source.crop, source.angle, source.mirror) || !read_color(image, d)
+        || (thumbnail && !thumbd_decoder_has_color(d) && !read_primary_color(data, length, max_pixels, d)))
         return fail(d, status, THUMBD_NO_MEMORY, message, message_size, "out of memory");
     if (s->bands.out_width != info.width || s->bands.out_height != info.height)
         return fail(d, status, THUMBD_CORRUPT, message, message_size, "AVIF decoded image differs from its header");
@@ -213,4 +250,16 @@ thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_p
     *out_height = d->height;
     *status = THUMBD_OK;
     return d;
+}
+
+thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_pixels,
+                                 uint32_t *out_width, uint32_t *out_height,
+                                 int *status, char *message, size_t message_size) {
+    return open_image(data, length, max_pixels, NULL, out_width, out_height, status, message, message_size);
+}
+
+thumbd_decoder *thumbd_avif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels,
+                                           const thumbd_thumbnail *thumbnail, uint32_t *out_width,
+                                           uint32_t *out_height, int *status, char *message, size_t message_size) {
+    return open_image(data, length, max_pixels, thumbnail, out_width, out_height, status, message, message_size);
 }

@@ -23,6 +23,16 @@ struct thumbd_decoder {
     thumbd_nclx nclx;
 };
 
+/// Whether the colour description says anything: an ICC profile, or nclx
+/// primaries or transfer other than unspecified (0 absent, 2 unspecified).
+/// An embedded thumbnail without one takes its primary image's
+/// (thumbd_heif_open_thumbnail): libheif writes AVIF thumbnails an nclx box
+/// of 2/2/6, which only says how to convert their YCbCr.
+static inline int thumbd_decoder_has_color(const thumbd_decoder *d) {
+    return d->profile_length > 0 || (d->nclx.primaries != 0 && d->nclx.primaries != 2)
+        || (d->nclx.transfer != 0 && d->nclx.transfer != 2);
+}
+
 /// A zeroed decoder, or NULL with THUMBD_NO_MEMORY reported.
 thumbd_decoder *thumbd_decoder_new(int *status, char *message, size_t message_size);
 /// Copies a message into a caller's buffer, always terminated.

@@ -16,7 +16,9 @@
 // never read, so the image is upright exactly once (API.md § Output).
 // libheif returns errors by value. The decoded YCbCr planes are converted to
 // RGBA a band of rows at a time (yuv_bands.c) rather than by libheif into a
-// whole RGBA image: 52 MB less at the peak for 12 MP.
+// whole RGBA image: 52 MB less at the peak for 12 MP. A render may decode one
+// of the primary's thumbnail items instead (thumbd_heif_open_thumbnail), which
+// libheif lists and decodes with its own transforms and alpha.
 
 // libheif's own default per-side limit; the caller's pixel limit can only tighten it.
 enum { HEIF_SIDE_LIMIT = 32768 };
@@ -129,7 +131,8 @@ int thumbd_heif_probe(const void *data, size_t length, uint64_t max_pixels, thum
 
 typedef struct {
     struct heif_context *ctx;
-    struct heif_image_handle *handle;
+    struct heif_image_handle *handle;      // the primary image
+    struct heif_image_handle *thumbnail;   // the thumbnail decoded instead, or NULL
     struct heif_image *image;
     avifImage *planes;   // image's YCbCr planes, borrowed, when converted in bands
     thumbd_yuv_bands bands;
@@ -141,6 +144,7 @@ static void release_heif(thumbd_decoder *d) {
     thumbd_yuv_bands_free(&s->bands);
     if (s->planes) avifImageDestroy(s->planes);   // frees no plane: it owns none
     if (s->image) heif_image_release(s->image);
+    if (s->thumbnail) heif_image_handle_release(s->thumbnail);
     close_primary(s->ctx, s->handle);
     free(s);
 }
@@ -188,9 +192,30 @@ static int read_color(struct heif_image_handle *handle, thumbd_decoder *d) {
     return 1;
 }
 
-thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
-                                 uint32_t *out_width, uint32_t *out_height,
-                                 int *status, char *message, size_t message_size) {
+// The thumbnail item libheif lists for the primary image, which must have
+// the size the structure walk found (its ispe after its irot): its handle in
+// s->thumbnail, its size in *info.
+static int open_thumbnail(heif_state *s, const thumbd_thumbnail *thumbnail, thumbd_image_info *info,
+                          char *message, size_t message_size) {
+    struct heif_error error = heif_image_handle_get_thumbnail(s->handle, thumbnail->item, &s->thumbnail);
+    if (error.code != heif_error_Ok) {
+        s->thumbnail = NULL;
+        return heif_status(error, message, message_size);
+    }
+    int w = heif_image_handle_get_width(s->thumbnail), h = heif_image_handle_get_height(s->thumbnail);
+    if (w != (int)thumbnail->width || h != (int)thumbnail->height) {
+        thumbd_set_message(message, message_size, "HEIF thumbnail differs from its ispe");
+        return THUMBD_CORRUPT;
+    }
+    info->width = (uint32_t)w;
+    info->height = (uint32_t)h;
+    return THUMBD_OK;
+}
+
+// The primary image, or with `thumbnail` that thumbnail item of it.
+static thumbd_decoder *open_image(const void *data, size_t length, uint64_t max_pixels,
+                                  const thumbd_thumbnail *thumbnail, uint32_t *out_width, uint32_t *out_height,
+                                  int *status, char *message, size_t message_size) {
     thumbd_decoder *d = thumbd_decoder_new(status, message, message_size);
     heif_state *s = d ? calloc(1, sizeof *s) : NULL;
     if (!s) {
@@ -203,7 +228,9 @@ thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_p
     d->release = release_heif;
     thumbd_image_info info = { 0 };
     *status = open_primary(data, length, max_pixels, &s->ctx, &s->handle, &info, message, message_size);
+    if (*status == THUMBD_OK && thumbnail) *status = open_thumbnail(s, thumbnail, &info, message, message_size);
     if (*status != THUMBD_OK) { thumbd_decoder_close(d); return NULL; }
+    struct heif_image_handle *decoded = s->thumbnail ? s->thumbnail : s->handle;
 
     struct heif_decoding_options *options = heif_decoding_options_alloc();
     if (!options) {
@@ -215,7 +242,7 @@ thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_p
     // The codec's own layout, so libheif converts nothing (its "undefined"
     // would mean planar RGB).
     enum heif_chroma chroma = thumbd_heif_native_chroma(data, length);
-    struct heif_error error = heif_decode_image(s->handle, &s->image,
+    struct heif_error error = heif_decode_image(decoded, &s->image,
                                                 chroma == heif_chroma_monochrome ? heif_colorspace_monochrome
                                                                                  : heif_colorspace_YCbCr,
                                                 chroma, options);
@@ -225,7 +252,7 @@ thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_p
         heif_image_release(s->image);
         s->image = NULL;
         options->convert_hdr_to_8bit = 1;   // 10/12-bit sources → 8-bit RGBA
-        error = heif_decode_image(s->handle, &s->image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, options);
+        error = heif_decode_image(decoded, &s->image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, options);
     }
     heif_decoding_options_free(options);
     if (error.code != heif_error_Ok) {
@@ -262,7 +289,13 @@ thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_p
         thumbd_decoder_close(d);
         return NULL;
     }
-    if (!read_color(s->handle, d)) {
+    int color_read = read_color(decoded, d);
+    if (color_read && s->thumbnail && !thumbd_decoder_has_color(d)) {
+        // A thumbnail that describes no colour of its own has its primary image's.
+        d->nclx = (thumbd_nclx){ 0 };
+        color_read = read_color(s->handle, d);
+    }
+    if (!color_read) {
         *status = THUMBD_NO_MEMORY;
         thumbd_set_message(message, message_size, "out of memory for the HEIF colour profile");
         thumbd_decoder_close(d);
@@ -281,4 +314,16 @@ thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_p
     *out_height = d->height;
     *status = THUMBD_OK;
     return d;
+}
+
+thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
+                                 uint32_t *out_width, uint32_t *out_height,
+                                 int *status, char *message, size_t message_size) {
+    return open_image(data, length, max_pixels, NULL, out_width, out_height, status, message, message_size);
+}
+
+thumbd_decoder *thumbd_heif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels,
+                                           const thumbd_thumbnail *thumbnail, uint32_t *out_width,
+                                           uint32_t *out_height, int *status, char *message, size_t message_size) {
+    return open_image(data, length, max_pixels, thumbnail, out_width, out_height, status, message, message_size);
 }

@@ -2,12 +2,15 @@ import CThumbCodec
 import ThumbImaging
 
 /// How a decode went: the size actually produced (JPEGs and WebPs may be
-/// decoded at a reduced scale).
+/// decoded at a reduced scale, AVIF and HEIC from an embedded thumbnail).
 public struct DecodeInfo: Sendable, Equatable {
     public let width: Int
     public let height: Int
     /// M of the M/8 scale (JPEG DCT scaling, WebP shrink on load); 8 for full size.
     public let scaleNumerator: Int
+    /// The item ID of the AVIF/HEIC thumbnail decoded instead of the primary
+    /// image (`ImageDecoder.embeddedThumbnail`); nil for the primary.
+    public var thumbnailItem: UInt32? = nil
 }
 
 /// Sniffs, probes and decodes PNG, JPEG, WebP, GIF, AVIF and HEIC into RGBA8 scanlines.
@@ -101,6 +104,9 @@ public enum ImageDecoder {
     /// interlaced PNG, the ARGB image of a lossless WebP or the alpha plane of
     /// a lossy one, the palette indices of an interlaced GIF, and the decoded
     /// planes of an AVIF or HEIC image (see `avifWorkingBytes`, `heifWorkingBytes`).
+    /// An AVIF or HEIC render that decodes an embedded thumbnail is still
+    /// estimated for its primary image: it decodes the primary when the
+    /// thumbnail fails, and the thumbnail's own `ispe` is the file's word.
     public static func estimatedDecodeMemory(header: ImageHeader,
                                              minimumDisplayedSize: (width: Int, height: Int)?) -> Int {
         let pixels = header.width * header.height
@@ -145,8 +151,13 @@ public enum ImageDecoder {
     /// tile, 0.42 MB at 10 bits, 0.39 MB in 4:2:0, whatever the tile's size
     /// (dav1d's per-decoder state dominates); 1.75 GB for 4096 tiles of 64 px
     /// all pointing at one 27-byte frame (the estimate: 2.2 GB).
+    ///
+    /// An embedded thumbnail decoded instead has at most a quarter of the
+    /// primary's pixels (`embeddedThumbnail`), so at most half its planes
+    /// whatever its depth; a grid of a few tiles adds their decoders, counted here.
     static func avifWorkingBytes(_ header: ImageHeader) -> Int {
-        planeBytes(header) * 3 / 2 + (header.isobmff?.tiles ?? 0) * avifTileBytes
+        let thumbnailTiles = header.isobmff?.thumbnails.map(\.tiles).max() ?? 0
+        return planeBytes(header) * 3 / 2 + ((header.isobmff?.tiles ?? 0) + thumbnailTiles) * avifTileBytes
     }
 
     /// A grid tile's dav1d decoder and picture held by libavif, with a margin
@@ -172,18 +183,28 @@ public enum ImageDecoder {
     /// with irot/imir applied); a JPEG or a still opaque WebP at the smallest
     /// M/8 scale that still covers `minimumDisplayedSize`. Past `deadline` the
     /// decode stops at its next row or scan with `CodecError.deadlineExceeded`.
+    ///
+    /// With `useEmbeddedThumbnail`, an AVIF or HEIC image decodes the
+    /// thumbnail item `embeddedThumbnail` chooses for `minimumDisplayedSize`,
+    /// if any — and its primary image when that thumbnail fails to decode.
+    /// Renders ask for it; the canonical decode of an original's facts
+    /// (`/info`) never does, so facts never depend on a thumbnail.
     @discardableResult
     public static func decode<S: ScanlineSink>(_ data: [UInt8], header: ImageHeader,
                                                minimumDisplayedSize: (width: Int, height: Int)?,
+                                               useEmbeddedThumbnail: Bool = false,
                                                deadline: RenderDeadline = .none,
                                                into sink: inout S) throws(CodecError) -> DecodeInfo {
         let m = scaleNumerator(header: header, minimumDisplayedSize: minimumDisplayedSize)
+        let thumbnail = useEmbeddedThumbnail
+            ? embeddedThumbnail(header: header, minimumDisplayedSize: minimumDisplayedSize) : nil
         let result: Result<DecodeInfo, CodecError> = data.withUnsafeBytes { bytes in
             switch header.format {
             case .jpeg: JPEGSession.run(bytes, scaleNumerator: m, deadline: deadline, into: &sink)
             case .png: PNGSession.run(bytes, deadline: deadline, into: &sink)
             case .webp, .gif, .avif, .heic:
-                FormatSession.run(bytes, header: header, scaleNumerator: m, deadline: deadline, into: &sink)
+                FormatSession.run(bytes, header: header, scaleNumerator: m, thumbnail: thumbnail, deadline: deadline,
+                                  into: &sink)
             }
         }
         return try result.get()
@@ -192,11 +213,13 @@ public enum ImageDecoder {
     /// Decodes the whole image into a bitmap (stored orientation).
     public static func decodeBitmap(_ data: [UInt8], maxPixels: Int,
                                     minimumDisplayedSize: (width: Int, height: Int)? = nil,
+                                    useEmbeddedThumbnail: Bool = false,
                                     deadline: RenderDeadline = .none)
         throws(CodecError) -> (bitmap: Bitmap, header: ImageHeader) {
         let header = try probe(data, maxPixels: maxPixels)
         var sink = BitmapSink()
-        try decode(data, header: header, minimumDisplayedSize: minimumDisplayedSize, deadline: deadline, into: &sink)
+        try decode(data, header: header, minimumDisplayedSize: minimumDisplayedSize,
+                   useEmbeddedThumbnail: useEmbeddedThumbnail, deadline: deadline, into: &sink)
         guard let bitmap = sink.bitmap() else { throw .corrupt("decoder produced fewer rows than announced") }
         return (bitmap, header)
     }

@@ -29,10 +29,13 @@ extension ThumbnailPipeline {
     }
 
     /// True when a render of `plan` decodes at the canonical scale, so one
-    /// decode can feed both (`CanonicalTee`).
+    /// decode can feed both (`CanonicalTee`). Never when the render decodes
+    /// an embedded thumbnail: the canonical decode is always of the primary
+    /// image, so that facts never depend on a thumbnail.
     static func sharesCanonicalDecode(_ plan: RenderPlan) -> Bool {
-        ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize)
-            == ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: canonicalMinimum(plan.header))
+        !plan.usesEmbeddedThumbnail
+            && ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize)
+                == ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: canonicalMinimum(plan.header))
     }
 
     /// Bytes the canonical copy needs besides a render that shares its

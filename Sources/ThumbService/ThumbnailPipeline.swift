@@ -50,6 +50,12 @@ public struct RenderPlan: Sendable, Codable {
     /// The displayed size the decode must cover (the scaled image before the crop).
     var minimumDisplayedSize: (width: Int, height: Int) { (geometry.scaledWidth, geometry.scaledHeight) }
 
+    /// True when the render decodes an AVIF/HEIC thumbnail item instead of
+    /// the primary image (API.md § Formats read, "Embedded thumbnails").
+    var usesEmbeddedThumbnail: Bool {
+        ImageDecoder.usesEmbeddedThumbnail(header: header, minimumDisplayedSize: minimumDisplayedSize)
+    }
+
     /// The plan with its `attention` window placed on `focus`.
     public func placed(onFocus focus: FocalPoint) -> RenderPlan {
         RenderPlan(header: header, geometry: geometry.needsFocus ? geometry.placed(onFocus: focus) : geometry,
@@ -59,7 +65,8 @@ public struct RenderPlan: Sendable, Codable {
     /// Bytes the decode is estimated to need at its peak (Configuration.md
     /// `maxDecodeMemoryBytes`): the decoder's own estimate, the result, and the
     /// original held while decoding (a small image padded with 48 MB of APP2
-    /// segments must cost its 48 MB here).
+    /// segments must cost its 48 MB here). An embedded thumbnail's decode is
+    /// estimated as its primary image's (`ImageDecoder.estimatedDecodeMemory`).
     ///
     /// The result is built as premultiplied linear floats (16 bytes a pixel)
     /// before it becomes bytes, and cropping or turning copies it once more: a
@@ -146,14 +153,15 @@ public enum ThumbnailPipeline {
     }
 
     /// The prepared bitmap of a plan: decoded at reduced scale where the
-    /// format allows, oriented, scaled and cropped. Past `deadline`
+    /// format allows (an AVIF or HEIC image from an embedded thumbnail that
+    /// covers the result), oriented, scaled and cropped. Past `deadline`
     /// (Configuration.md `maxRenderSeconds`) it stops with `.renderTimedOut`.
     public static func prepare(source: [UInt8], plan: RenderPlan,
                                deadline: RenderDeadline = .none) throws(ServiceError) -> Bitmap {
         var renderer = renderer(for: plan)
         do {
             try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
-                                    deadline: deadline, into: &renderer)
+                                    useEmbeddedThumbnail: true, deadline: deadline, into: &renderer)
         } catch {
             throw ServiceError(error)
         }

@@ -53,6 +53,37 @@ thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_p
 thumbd_decoder *thumbd_avif_open(const void *data, size_t length, uint64_t max_pixels,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size);
+/// A thumbnail item of the primary image (`thmb`), as the structure walk
+/// found it, to decode instead of the primary (API.md § Formats read,
+/// "Embedded thumbnails").
+typedef struct {
+    uint32_t item;
+    /// Its size after its own irot: the decode must produce exactly this.
+    uint32_t width, height;
+    /// AVIF only (libavif reads no thumbnail item): the file is read as if
+    /// `pitm` named this item and its `thmb` reference had another type —
+    /// the meta box (header included) and the two fields inside it, the
+    /// item ID being primary_id_size (2 or 4) bytes.
+    uint64_t meta_offset, meta_length, primary_id_offset, reference_type_offset;
+    uint32_t primary_id_size;
+} thumbd_thumbnail;
+
+/// The thumbnail instead of the primary, decoded by libheif as the primary
+/// is by thumbd_heif_open (its own irot/imir, its alpha plane). Its colour
+/// description is its own `colr` when that says anything (an ICC profile,
+/// or nclx primaries or transfer other than unspecified), else the
+/// primary's. An error when libheif does not list it as a thumbnail of the
+/// primary or when it decodes to another size; the caller then decodes the
+/// primary. max_pixels as for the primary.
+thumbd_decoder *thumbd_heif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels,
+                                           const thumbd_thumbnail *thumbnail, uint32_t *out_width,
+                                           uint32_t *out_height, int *status, char *message, size_t message_size);
+/// The AVIF counterpart: libavif decodes the thumbnail as its primary image
+/// (its own clap/irot/imir, its alpha plane), through a read of the file
+/// whose meta box is a patched copy. Colour as for thumbd_heif_open_thumbnail.
+thumbd_decoder *thumbd_avif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels,
+                                           const thumbd_thumbnail *thumbnail, uint32_t *out_width,
+                                           uint32_t *out_height, int *status, char *message, size_t message_size);
 /// Rows read after this answer THUMBD_DEADLINE once the deadline has passed.
 /// WebP, HEIF and AVIF decode the whole image inside open (libwebp's one-shot
 /// decode, libheif 1.15 and libavif 0.11 have no cancellation hook), so for

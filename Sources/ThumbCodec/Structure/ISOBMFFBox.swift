@@ -3,6 +3,8 @@
 /// and payloads share one coordinate system.
 struct ISOBMFFBox {
     let type: FourCC
+    /// Where the box starts (its size field), in file offsets.
+    let start: Int
     /// The bytes after the header (size, type, largesize, uuid), in file offsets.
     let payload: Range<Int>
 
@@ -65,7 +67,7 @@ struct ISOBMFFBoxes {
         }
         guard size >= UInt64(header.offset) else { throw .corrupt("ISOBMFF box \(type) is smaller than its header") }
         guard size <= UInt64(end - offset) else { throw .corrupt("ISOBMFF box \(type) runs past its parent's end") }
-        let box = ISOBMFFBox(type: type, payload: offset + header.offset..<offset + Int(size))
+        let box = ISOBMFFBox(type: type, start: offset, payload: offset + header.offset..<offset + Int(size))
         offset += Int(size)
         return box
     }

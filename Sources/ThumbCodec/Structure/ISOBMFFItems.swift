@@ -5,6 +5,9 @@ struct ISOBMFFItems {
     /// version 0/1 entries, which carry none).
     private(set) var types: [UInt32: FourCC] = [:]
     private(set) var primary: UInt32?
+    /// Where `pitm`'s item ID lies in the file and its size (2 or 4 bytes):
+    /// what `ISOBMFFPrimarySwap` rewrites.
+    private(set) var primaryField: (offset: Int, size: Int)?
 
     static let coded: Set<FourCC> = [FourCC("av01"), FourCC("hvc1"), FourCC("hev1")]
     static let derived: Set<FourCC> = [FourCC("grid"), FourCC("iden"), FourCC("iovl")]
@@ -57,9 +60,11 @@ struct ISOBMFFItems {
     mutating func readPrimary(_ box: ISOBMFFBox, _ file: UnsafeRawBufferPointer) throws(CodecError) {
         let (version, _, fields) = try box.fullBox(file)
         var reader = fields
+        let start = box.payload.lowerBound + reader.offset
         guard let item = version == 0 ? reader.u16be().map(UInt32.init) : reader.u32be() else {
             throw .corrupt("ISOBMFF pitm: truncated item ID")
         }
         primary = item
+        primaryField = (start, version == 0 ? 2 : 4)
     }
 }

@@ -17,6 +17,11 @@ struct ISOBMFFLayout: Sendable, Equatable, Codable {
     /// grid; 0 when neither is a grid. libavif holds a dav1d decoder and
     /// picture for each until the grid is assembled (`ImageDecoder.avifWorkingBytes`).
     let tiles: Int
+    /// The primary image's thumbnails a decode could use instead
+    /// (`ISOBMFFMeta.thumbnails`), in file order.
+    var thumbnails: [ISOBMFFThumbnail] = []
+    /// How libavif is made to decode one of them (AVIF only; nil for libheif's files).
+    var primarySwap: ISOBMFFPrimarySwap?
 
     /// Whether libheif decodes the file (else libavif).
     var usesLibheif: Bool { coding == .hevc }

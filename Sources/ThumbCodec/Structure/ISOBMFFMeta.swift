@@ -36,8 +36,9 @@ struct ISOBMFFMeta {
     /// The whole table checked: every item a box names exists, every extent
     /// lies in the file, every derived image has the shape of a real one
     /// (`ISOBMFFGrid.check`), every coded image has bytes. Returns what the
-    /// probe needs of the primary image.
-    func check(fileSize: Int, file: UnsafeRawBufferPointer) throws(CodecError) -> ISOBMFFLayout {
+    /// probe needs of the primary image and of its thumbnails; `box` is
+    /// this `meta` box.
+    func check(fileSize: Int, file: UnsafeRawBufferPointer, box: ISOBMFFBox) throws(CodecError) -> ISOBMFFLayout {
         try locations.checkBounds(fileSize: fileSize, idat: idat)
         try properties.checkIndices()
         if let primary = items.primary { try exists(primary, "pitm") }
@@ -53,7 +54,16 @@ struct ISOBMFFMeta {
                 throw .corrupt("ISOBMFF: \(type) item \(item) has no data")
             }
         }
-        return layout(file: file)
+        var layout = layout(file: file)
+        layout.thumbnails = thumbnails(coding: layout.coding, file: file)
+        if layout.coding == .av1, !layout.thumbnails.isEmpty {
+            // libavif reads a thumbnail only through the swap, whose copy of meta must stay small;
+            // pitm version 0 holds 16-bit IDs (iinf can hold 32-bit ones).
+            let swap = primarySwap(meta: box).flatMap { $0.meta.count <= ISOBMFFPrimarySwap.largestMeta ? $0 : nil }
+            layout.primarySwap = swap
+            layout.thumbnails.removeAll { swap == nil || swap?.primaryIDSize == 2 && $0.item > 0xFFFF }
+        }
+        return layout
     }
 
     private func exists(_ item: UInt32, _ box: String) throws(CodecError) {

@@ -1,11 +1,14 @@
 /// What `iprp` says (ISO/IEC 23008-12 § 9.3): the properties (`ipco`) and
 /// which items have which (`ipma`). Only what the walk checks is kept: each
-/// property's type, an `ispe`'s size, whether an `auxC` names alpha.
+/// property's type, an `ispe`'s size, whether an `auxC` names alpha, an
+/// `irot`'s angle.
 struct ISOBMFFProperties {
     struct Property {
         let type: FourCC
         let size: (width: UInt32, height: UInt32)?
         let isAlpha: Bool
+        /// `irot`: anti-clockwise quarter turns, 0…3.
+        var quarterTurns: Int? = nil
     }
 
     private(set) var properties: [Property] = []
@@ -40,7 +43,12 @@ struct ISOBMFFProperties {
             }
             var size: (UInt32, UInt32)?
             var isAlpha = false
-            if box.type == FourCC("ispe") {
+            var quarterTurns: Int?
+            if box.type == FourCC("irot") {
+                var reader = box.reader(file)
+                guard let angle = reader.u8() else { throw .corrupt("ISOBMFF irot: truncated") }
+                quarterTurns = Int(angle & 3)
+            } else if box.type == FourCC("ispe") {
                 var (_, _, reader) = try box.fullBox(file)
                 guard let width = reader.u32be(), let height = reader.u32be() else { throw .corrupt("ISOBMFF ispe: truncated") }
                 size = (width, height)
@@ -50,7 +58,7 @@ struct ISOBMFFProperties {
                 let name = rest.prefix { $0 != 0 }
                 isAlpha = Self.alphaTypes.contains(String(decoding: name, as: UTF8.self))
             }
-            properties.append(Property(type: box.type, size: size, isAlpha: isAlpha))
+            properties.append(Property(type: box.type, size: size, isAlpha: isAlpha, quarterTurns: quarterTurns))
         }
     }
 
@@ -102,6 +110,19 @@ struct ISOBMFFProperties {
             if let size = properties[index - 1].size { return size }
         }
         return nil
+    }
+
+    /// The item's `irot` quarter turns (its first), 0 without one.
+    func quarterTurns(of item: UInt32) -> Int {
+        for index in associations[item] ?? [] where index <= properties.count {
+            if let turns = properties[index - 1].quarterTurns { return turns }
+        }
+        return 0
+    }
+
+    /// Whether the item has a property of this type.
+    func has(_ type: FourCC, _ item: UInt32) -> Bool {
+        (associations[item] ?? []).contains { $0 <= properties.count && properties[$0 - 1].type == type }
     }
 
     /// Whether the item is an alpha plane (an `auxC` naming alpha).

@@ -6,6 +6,8 @@ struct ISOBMFFReferences {
         let type: FourCC
         let from: UInt32
         let to: [UInt32]
+        /// Where the reference box's type lies in the file (`ISOBMFFPrimarySwap` rewrites a `thmb`).
+        let typeOffset: Int
     }
 
     private(set) var all: [Reference] = []
@@ -40,7 +42,7 @@ struct ISOBMFFReferences {
             // libheif reads only the first box of a pair, libavif every one.
             guard index[key] == nil else { throw .corrupt("ISOBMFF iref: two \(child.type) boxes from item \(from)") }
             index[key] = all.count
-            all.append(Reference(type: child.type, from: from, to: to))
+            all.append(Reference(type: child.type, from: from, to: to, typeOffset: child.start + 4))
         }
     }
 

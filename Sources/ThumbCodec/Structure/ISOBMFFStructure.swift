@@ -23,7 +23,7 @@ enum ISOBMFFStructure {
         }
         guard let metaBox else { return ISOBMFFLayout(coding: nil, tiles: 0) }
         let meta = try ISOBMFFMeta(metaBox, bytes, boxes: &boxes)
-        return try meta.check(fileSize: bytes.count, file: bytes)
+        return try meta.check(fileSize: bytes.count, file: bytes, box: metaBox)
     }
 
     /// Containers whose children are boxes, and how many bytes of their own
