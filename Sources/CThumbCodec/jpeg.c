@@ -292,9 +292,15 @@ static void read_icc(thumbd_jpeg_decoder *d) {
 // ones still to come and invent them (jdcoefct.c, decompress_smooth_data,
 // even the DC of a block whose AC never arrived). A full decode never
 // smooths: it refuses a file whose coefficients did not all arrive.
+#ifdef LIBJPEG_TURBO_VERSION_NUMBER
+enum { SKIP_SCANS = 1 };
+#else
+enum { SKIP_SCANS = 0 };   // thumbd_jpeg_idct_reads describes libjpeg-turbo's IDCTs
+#endif
+
 static void plan_scans(thumbd_jpeg_decoder *d, const void *data, size_t length) {
     j_decompress_ptr cinfo = &d->cinfo;
-    if (!cinfo->progressive_mode || cinfo->arith_code || cinfo->num_components > THUMBD_SCAN_MAX_COMPONENTS) return;
+    if (!SKIP_SCANS || !cinfo->progressive_mode || cinfo->arith_code || cinfo->num_components > THUMBD_SCAN_MAX_COMPONENTS) return;
     jpeg_calc_output_dimensions(cinfo);
     thumbd_scan_frame frame = { .count = cinfo->num_components };
     int reduced = 0;
