@@ -5,6 +5,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 #include "thumbd_codec.h"
+#include "jpeg_scans.h"
 
 // libjpeg calls error_exit on fatal errors and must not return from it: we
 // longjmp back to the shim function that called into the library.
@@ -100,17 +101,30 @@ static void init_error(shim_error *err) {
 // trailer then decodes. Data missing inside a scan still shows: the Huffman
 // decoder warns JWRN_HIT_MARKER when it meets the marker while it needs bits;
 // the arithmetic decoder is silent, so the source also notes which iMCU row
-// the scan had reached when the data ran out.
+// the scan had reached when the data ran out. With spans set (a progressive
+// file's scan plan, jpeg_scans.h) it hands libjpeg those byte ranges of the
+// file one after the other, and runs out after the last.
 typedef struct {
     struct jpeg_source_mgr pub;
     int ran_out;
     JDIMENSION ran_out_at_row;
+    const JOCTET *base;
+    const thumbd_byte_span *spans;
+    int span_count, next_span;
 } shim_source;
 
 static const JOCTET fake_eoi[2] = { 0xFF, JPEG_EOI };
 static void src_init(j_decompress_ptr cinfo) { (void)cinfo; }
 static boolean src_fill(j_decompress_ptr cinfo) {
     shim_source *src = (shim_source *)cinfo->src;
+    while (src->spans && src->next_span < src->span_count) {
+        const thumbd_byte_span *span = &src->spans[src->next_span++];
+        if (span->end > span->start) {
+            src->pub.next_input_byte = src->base + span->start;
+            src->pub.bytes_in_buffer = span->end - span->start;
+            return TRUE;
+        }
+    }
     if (!src->ran_out) {
         src->ran_out = 1;
         src->ran_out_at_row = cinfo->input_iMCU_row;
@@ -127,11 +141,17 @@ static int ran_out_mid_scan(j_decompress_ptr cinfo) {
     return src->ran_out && src->ran_out_at_row + 1 < cinfo->total_iMCU_rows;
 }
 static void src_skip(j_decompress_ptr cinfo, long count) {
-    struct jpeg_source_mgr *src = cinfo->src;
+    shim_source *src = (shim_source *)cinfo->src;
     if (count <= 0) return;
-    if ((size_t)count > src->bytes_in_buffer) { src_fill(cinfo); return; }
-    src->next_input_byte += count;
-    src->bytes_in_buffer -= (size_t)count;
+    // Spans never split a marker segment, but a segment cut by the end of the
+    // data is skipped into the fake EOI, as by jpeg_mem_src.
+    while ((size_t)count > src->pub.bytes_in_buffer) {
+        if (src->ran_out || !src->spans || src->next_span >= src->span_count) { src_fill(cinfo); return; }
+        count -= (long)src->pub.bytes_in_buffer;
+        src_fill(cinfo);
+    }
+    src->pub.next_input_byte += count;
+    src->pub.bytes_in_buffer -= (size_t)count;
 }
 static void src_term(j_decompress_ptr cinfo) { (void)cinfo; }
 
@@ -144,6 +164,7 @@ static void memory_source(j_decompress_ptr cinfo, shim_source *src, const void *
     src->pub.term_source = src_term;
     src->pub.next_input_byte = data;
     src->pub.bytes_in_buffer = length;
+    src->base = data;
     cinfo->src = &src->pub;
 }
 
@@ -235,6 +256,8 @@ struct thumbd_jpeg_decoder {
     JOCTET *icc;         // the joined ICC profile (malloc'd by libjpeg), or NULL
     unsigned int icc_length;
     thumbd_icc *cmyk_profile;   // borrowed: converts CMYK rows instead of the inversion
+    int dropping;               // libjpeg reads only plan's spans
+    thumbd_scan_plan plan;
 };
 
 // Bytes of profile the APP2 ICC_PROFILE segments carry (each has a 14-byte
@@ -261,9 +284,58 @@ static void read_icc(thumbd_jpeg_decoder *d) {
     }
 }
 
-thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
-                                      uint32_t *out_width, uint32_t *out_height,
-                                      int *status, char *message, size_t message_size) {
+// A progressive (Huffman) file decoded at a reduced scale: libjpeg is handed
+// only the scans whose coefficients the scaled IDCT reads (jpeg_scans.h).
+// At 1/8 that is the DC scans, and a 4:2:0 file's chroma (2×2 IDCT): a
+// fraction of the work of decoding every scan, for the same pixels. Block
+// smoothing is turned off: libjpeg would take the dropped coefficients for
+// ones still to come and invent them (jdcoefct.c, decompress_smooth_data,
+// even the DC of a block whose AC never arrived). A full decode never
+// smooths: it refuses a file whose coefficients did not all arrive.
+#ifdef LIBJPEG_TURBO_VERSION_NUMBER
+enum { SKIP_SCANS = 1 };
+#else
+enum { SKIP_SCANS = 0 };   // thumbd_jpeg_idct_reads describes libjpeg-turbo's IDCTs
+#endif
+
+static void plan_scans(thumbd_jpeg_decoder *d, const void *data, size_t length) {
+    j_decompress_ptr cinfo = &d->cinfo;
+    if (!SKIP_SCANS || !cinfo->progressive_mode || cinfo->arith_code || cinfo->num_components > THUMBD_SCAN_MAX_COMPONENTS) return;
+    jpeg_calc_output_dimensions(cinfo);
+    thumbd_scan_frame frame = { .count = cinfo->num_components };
+    int reduced = 0;
+    for (int c = 0; c < cinfo->num_components; c++) {
+        jpeg_component_info *comp = &cinfo->comp_info[c];
+        frame.id[c] = comp->component_id;
+        frame.reads[c] = thumbd_jpeg_idct_reads(comp->DCT_scaled_size);
+        frame.blocks[c] = (uint64_t)comp->width_in_blocks * comp->height_in_blocks;
+        if (frame.reads[c] != ~(uint64_t)0) reduced = 1;
+    }
+    if (!reduced || thumbd_jpeg_plan_scans(data, length, &frame, &d->plan) != THUMBD_SCANS_DROP) return;
+    // The walk and jpeg_read_header must agree on where the first scan's data starts.
+    if (d->src.pub.next_input_byte != (const JOCTET *)data + d->plan.first_data) return;
+    d->src.spans = d->plan.spans;
+    d->src.span_count = d->plan.span_count;
+    d->src.pub.bytes_in_buffer = 0;   // libjpeg's next read takes the first span
+    cinfo->do_block_smoothing = FALSE;
+    d->dropping = 1;
+}
+
+// After the kept scans libjpeg must have seen exactly what the plan says.
+static int plan_held(thumbd_jpeg_decoder *d) {
+    if (d->cinfo.input_scan_number != d->plan.kept || !d->cinfo.coef_bits) return 0;
+    for (int c = 0; c < d->cinfo.num_components; c++)
+        for (int k = 0; k < DCTSIZE2; k++)
+            if (d->cinfo.coef_bits[c][k] != d->plan.kept_bits[c][k]) return 0;
+    return 1;
+}
+
+// Internal: the plan and libjpeg disagreed; decode every scan instead.
+enum { RETRY_EVERY_SCAN = -1 };
+
+static thumbd_jpeg_decoder *open_decoder(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
+                                         int drop_scans, uint32_t *out_width, uint32_t *out_height,
+                                         int *status, char *message, size_t message_size) {
     thumbd_jpeg_decoder *d = calloc(1, sizeof *d);
     if (!d) { *status = THUMBD_NO_MEMORY; copy_message("out of memory", message, message_size); return NULL; }
     init_error(&d->err);
@@ -291,8 +363,11 @@ thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale
     } else {
         d->cinfo.out_color_space = JCS_EXT_RGBA;
     }
+    if (drop_scans) plan_scans(d, data, length);
     jpeg_start_decompress(&d->cinfo);   // a progressive file is read whole here
-    if (!progressive_complete(&d->cinfo) || ran_out_mid_scan(&d->cinfo))
+    if (d->dropping && !plan_held(d)) stop((j_common_ptr)&d->cinfo, RETRY_EVERY_SCAN, "scan plan disagreed");
+    // The plan has checked that every coefficient gets all its bits, dropped scans included.
+    if ((!d->dropping && !progressive_complete(&d->cinfo)) || ran_out_mid_scan(&d->cinfo))
         fail(&d->cinfo, "Premature end of JPEG file (truncated)");
     if (d->cmyk)
         d->scratch = (*d->cinfo.mem->alloc_sarray)((j_common_ptr)&d->cinfo, JPOOL_IMAGE, d->cinfo.output_width * 4, 1);
@@ -300,6 +375,27 @@ thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale
     *out_height = d->cinfo.output_height;
     *status = THUMBD_OK;
     return d;
+}
+
+thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
+                                      uint32_t *out_width, uint32_t *out_height,
+                                      int *status, char *message, size_t message_size) {
+    thumbd_jpeg_decoder *d = open_decoder(data, length, scale_num, deadline, 1, out_width, out_height,
+                                          status, message, message_size);
+    if (!d && *status == RETRY_EVERY_SCAN)
+        d = open_decoder(data, length, scale_num, deadline, 0, out_width, out_height, status, message, message_size);
+    return d;
+}
+
+thumbd_jpeg_decoder *thumbd_jpeg_open_every_scan(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
+                                                 uint32_t *out_width, uint32_t *out_height,
+                                                 int *status, char *message, size_t message_size) {
+    return open_decoder(data, length, scale_num, deadline, 0, out_width, out_height, status, message, message_size);
+}
+
+void thumbd_jpeg_scan_counts(const thumbd_jpeg_decoder *d, int *decoded, int *in_file) {
+    *decoded = d->cinfo.input_scan_number;
+    *in_file = d->dropping ? d->plan.scans : d->cinfo.input_scan_number;
 }
 
 static void cmyk_to_rgba(const JSAMPLE *in, uint8_t *out, uint32_t width, int inverted) {

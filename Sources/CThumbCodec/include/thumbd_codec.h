@@ -72,9 +72,21 @@ typedef struct thumbd_jpeg_decoder thumbd_jpeg_decoder;
 
 /// Starts decoding at scale_num/8 (1…8) to RGBA8 rows. *out_width/*out_height
 /// receive the scaled size. On failure the decoder is closed and NULL returned.
+/// A progressive file decoded at a reduced scale skips the scans whose
+/// coefficients the scaled IDCT never reads (at 1/8 every AC scan but a
+/// 4:2:0 file's chroma): the same pixels and the same answers for truncated
+/// or hostile files, except that damage inside a skipped scan's data that a
+/// full decode reports as "premature end of data segment" goes unseen.
 thumbd_jpeg_decoder *thumbd_jpeg_open(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
                                       uint32_t *out_width, uint32_t *out_height,
                                       int *status, char *message, size_t message_size);
+/// thumbd_jpeg_open decoding every scan, as before the skipping existed: for
+/// tests and benchmarks that compare the two.
+thumbd_jpeg_decoder *thumbd_jpeg_open_every_scan(const void *data, size_t length, int scale_num, thumbd_deadline deadline,
+                                                 uint32_t *out_width, uint32_t *out_height,
+                                                 int *status, char *message, size_t message_size);
+/// Scans libjpeg decoded, and scans the file has (they differ when scans were skipped).
+void thumbd_jpeg_scan_counts(const thumbd_jpeg_decoder *decoder, int *decoded, int *in_file);
 /// Reads up to max_rows rows of width*4 bytes into rows; *rows_read gets how many.
 int thumbd_jpeg_read(thumbd_jpeg_decoder *decoder, void *rows, uint32_t max_rows, uint32_t *rows_read,
                      char *message, size_t message_size);
