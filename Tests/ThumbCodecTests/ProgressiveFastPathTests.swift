@@ -32,15 +32,15 @@ import ThumbImaging
             #expect(fast.width == full.width && fast.height == full.height && fast.pixels == full.pixels,
                     "\(fixture.name) at \(scale)/8")
             #expect(full.scansDecoded == fixture.inFile)
-            // Only 1/8 skips scans: the 2×2 and 4×4 IDCTs of 2/8 and 4/8 (jidctred.c)
-            // read rows and columns 1, 3, 5, 7, which every real scan script reaches.
+            // Only 1/8 skips scans here: from 2/8 on, the IDCTs read a coefficient in
+            // every scan's band (jidctred.c's 2×2 and 4×4 read rows and columns 3, 5, 7 too).
             let expected = scale == 1 ? fixture.decoded : fixture.inFile
             #expect(fast.scansDecoded == expected && fast.scansInFile == fixture.inFile, "\(fixture.name) at \(scale)/8")
         }
     }
 
-    /// Through `ImageDecoder`, as a 256-px render asks: scale 1/8, the fast path's pixels.
-    @Test func imageDecoderTakesTheFastPath() throws {
+    /// Through `ImageDecoder`, as a small render asks: scale 1/8, every scan's pixels.
+    @Test func imageDecoderAtOneEighthGivesEveryScansPixels() throws {
         let data = Fixtures.bytes("progressive/chelsea-420.jpg")
         let header = try ImageDecoder.probe(data, maxPixels: 1 << 20)
         var sink = BitmapSink()
