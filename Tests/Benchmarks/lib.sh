@@ -90,3 +90,32 @@ bench_wrk() { # URL CONNECTIONS [LUA_FILE]
     /^ +99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; p99=v}
     END {print rps, p99, bad+0}'
 }
+
+# Starts SeaweedFS (.venv-s3, which .ci/deps.sh makes) with its S3 API on 127.0.0.1:BASE+6 and
+# every other port from BASE to BASE+7 (../shared/notes/seaweedfs.md: every port given,
+# telemetry off, small volumes), one identity KEY/SECRET, and makes BUCKET. Sets S3 to the
+# curl command line that signs for it. Its gRPC sockets go in /tmp whatever TMPDIR says:
+# bench_weed_sockets BASE names them for the cleanup.
+bench_weed() { # BASE KEY SECRET BUCKET
+  local b=$1
+  mkdir -p "$W/weed/data"
+  cat > "$W/weed/identities.json" <<JSON
+{"identities": [{"name": "bench", "credentials": [{"accessKey": "$2", "secretKey": "$3"}], "actions": ["Admin", "Read", "Write", "List"]}]}
+JSON
+  TMPDIR="$W/weed" BENCH_LOG="$W/weed.log" bench_bg "$PWD/.venv-s3/bin/weed" -logtostderr=true server -s3 -dir="$W/weed/data" \
+    -ip=127.0.0.1 -ip.bind=127.0.0.1 -master.telemetry=false \
+    -master.port=$b -master.port.grpc=$((b + 1)) -volume.port=$((b + 2)) -volume.port.grpc=$((b + 3)) \
+    -filer.port=$((b + 4)) -filer.port.grpc=$((b + 5)) -s3.port=$((b + 6)) -s3.port.grpc=$((b + 7)) \
+    -s3.port.iceberg=0 -s3.port.lance=0 \
+    -s3.localSocket="$W/weed/s3.sock" -filer.localSocket="$W/weed/filer.sock" -s3.config="$W/weed/identities.json" \
+    -volume.max=200 -master.volumeSizeLimitMB=32 -volume.preStopSeconds=0
+  S3=(curl -s -o /dev/null -w '%{http_code}' --max-time 20 --aws-sigv4 aws:amz:us-east-1:s3 --user "$2:$3")
+  for _ in $(seq 240); do [ "$("${S3[@]}" "http://127.0.0.1:$((b + 6))/" || true)" = 200 ] && break; sleep 0.25; done
+  [ "$("${S3[@]}" -X PUT "http://127.0.0.1:$((b + 6))/$4")" = 200 ] || { echo "cannot create the bucket $4" >&2; return 1; }
+}
+
+bench_weed_sockets() { # BASE
+  local b=$1
+  echo /tmp/seaweedfs-master-grpc-$((b + 1)).sock /tmp/seaweedfs-volume-grpc-$((b + 3)).sock \
+    /tmp/seaweedfs-filer-grpc-$((b + 5)).sock /tmp/seaweedfs-s3-grpc-$((b + 7)).sock
+}

@@ -18,11 +18,10 @@ ROUNDS=${1:-5}; N=${2:-40}
 cd "$(dirname "$0")/../.."
 source Tests/Benchmarks/lib.sh
 bash .ci/deps.sh
-WEED=$PWD/.venv-s3/bin/weed
 BIN=$(bench_release_bin)
 bench_inputs
 bench_init
-trap 'bench_cleanup; rm -f /tmp/seaweedfs-*-grpc-1838[1357].sock' EXIT
+trap 'bench_cleanup; rm -f $(bench_weed_sockets 18380)' EXIT
 HZ=$(getconf CLK_TCK)
 KEY=bench-key; SECRET=bench-secret-$RANDOM$RANDOM
 
@@ -31,19 +30,7 @@ cp "$INPUTS/${INPUT:-jpeg-4mp}.jpg" "$W/origin/photo.jpg"
 for n in warm $(seq $((N * ROUNDS))); do ln "$W/origin/photo.jpg" "$W/origin/h$n.jpg"; done
 bench_origin "$W/origin" 18388
 
-mkdir -p "$W/weed/data"
-cat > "$W/weed/identities.json" <<JSON
-{"identities": [{"name": "bench", "credentials": [{"accessKey": "$KEY", "secretKey": "$SECRET"}], "actions": ["Admin", "Read", "Write", "List"]}]}
-JSON
-TMPDIR="$W/weed" BENCH_LOG="$W/weed.log" bench_bg "$WEED" -logtostderr=true server -s3 -dir="$W/weed/data" \
-  -ip=127.0.0.1 -ip.bind=127.0.0.1 -master.telemetry=false \
-  -master.port=18380 -master.port.grpc=18381 -volume.port=18382 -volume.port.grpc=18383 \
-  -filer.port=18384 -filer.port.grpc=18385 -s3.port=18386 -s3.port.grpc=18387 -s3.port.iceberg=0 -s3.port.lance=0 \
-  -s3.localSocket="$W/weed/s3.sock" -filer.localSocket="$W/weed/filer.sock" -s3.config="$W/weed/identities.json" \
-  -volume.max=200 -master.volumeSizeLimitMB=32 -volume.preStopSeconds=0
-S3=(curl -s -o /dev/null -w '%{http_code}' --max-time 20 --aws-sigv4 aws:amz:us-east-1:s3 --user "$KEY:$SECRET")
-for _ in $(seq 240); do [ "$("${S3[@]}" http://127.0.0.1:18386/ || true)" = 200 ] && break; sleep 0.25; done
-[ "$("${S3[@]}" -X PUT http://127.0.0.1:18386/fleet)" = 200 ] || { echo "cannot create the bucket" >&2; exit 1; }
+bench_weed 18380 "$KEY" "$SECRET" fleet
 
 daemon() { # NAME PORT SHARED(0/1)
   local shared=""
