@@ -1,4 +1,5 @@
 import Dispatch
+import ThumbClock
 import ThumbFetch
 
 /// The shared store's background writes: a bounded queue, a few requests at
@@ -67,14 +68,13 @@ extension SharedStore {
     func remove(_ url: String, completion: @escaping @Sendable (Bool) -> Void) {
         guard let s = settings.withLock({ $0 }) else { return completion(false) }
         let key = Self.key(s.location, url: url)
-        let behindRunning = state.withLock { q in
+        state.withLock { q in
             if q.queued.removeValue(forKey: url) != nil {
                 q.order.removeAll { $0 == url }
                 q.due[url] = nil
             }
-            guard q.running.contains(url) else { return false }
-            q.waiting[url] = .delete
-            return true
+            // The running write's turn ends with a second deletion (`pump`).
+            if q.running.contains(url) { q.waiting[url] = .delete }
         }
         objects.object(.head, bucket: s.location.bucket, key: key, timeout: s.timeout) { [self] found in
             // The sidecar first: without it the object is never read.
@@ -82,7 +82,6 @@ extension SharedStore {
                 completion(removed && (try? found.get()) != nil)
             }
         }
-        _ = behindRunning   // the running write's turn ends with a second deletion (`pump`)
     }
 
     private func delete(_ key: String, in s: Settings, completion: @escaping @Sendable (Bool) -> Void) {
@@ -116,7 +115,7 @@ extension SharedStore {
             return false
         }
         if dropped { wrote(false, what: "writing \(url)", .origin("the write queue is full (\(WriteQueue.maxPending))"), counted: true) }
-        io.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(510)) { [self] in pump() }
+        io.asyncAfter(deadline: .now() + (WriteQueue.settle + .milliseconds(10)).dispatchInterval) { [self] in pump() }
     }
 
     /// Starts queued jobs while fewer than `maxRunning` run.

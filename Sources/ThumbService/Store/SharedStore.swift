@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import ThumbClock
 import ThumbFetch
 
 /// Requests to the operator's bucket; `Fetcher` makes them (signed, on its
@@ -103,7 +104,7 @@ public final class SharedStore: Sendable {
             }
             // Another URL with the same digest, or another version: not ours to serve.
             guard let sidecar = SharedSidecar.parse(document.bytes), sidecar.metadata.url == url else { return answer(.miss) }
-            let left = s.timeout - (ContinuousClock.now - started).seconds
+            let left = s.timeout - (ContinuousClock.now - started).inSeconds
             guard left > 0.001 else { return answer(failed("reading \(key)", .timeout("the look-up took longer than s3.timeoutSeconds"))) }
             objects.object(.get(into: sink, maxBytes: max(sidecar.metadata.length, 1)), bucket: s.location.bucket,
                            key: key, timeout: left) { [self] result in
@@ -162,12 +163,5 @@ public final class SharedStore: Sendable {
         case .notFound: "not found"
         case .tooLarge(let limit): "larger than its sidecar says (\(limit) bytes)"
         }
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
     }
 }
