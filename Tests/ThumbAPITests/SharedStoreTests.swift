@@ -312,6 +312,24 @@ import ThumbHTTP
         #expect(regularFiles(under: b.directory) == ["tmp"], "\(regularFiles(under: b.directory))")
     }
 
+    /// A shared copy larger than this instance's `limits.maxSourceBytes` is
+    /// not taken: the origin's answer decides, as without a shared store.
+    @Test func aCopyOverThisInstancesSourceLimitIsNotTaken() throws {
+        let s3 = try store(), shared = try bucket(s3)
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let a = try Instance(s3, bucket: shared)
+        defer { a.stop() }
+        #expect(a.thumbnail(origin).status == 200)
+        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        let b = try Instance(s3, bucket: shared) { $0.service.limits.maxSourceBytes = TestOrigin.jpeg.count - 1 }
+        defer { b.stop() }
+        let r = b.thumbnail(origin)
+        #expect(r.status == 422 && String(decoding: r.body, as: UTF8.self).contains("source_too_large"), "\(r.status)")
+        #expect(b.stats("sharedStore")["misses"] == 1 && b.stats("sharedStore")["hits"] == 0)
+        #expect(origin.hits(Self.path) == 2 && b.leftovers.isEmpty)
+    }
+
     /// `diskStore.shared` is checked at start-up: without `s3.endpoint` it is
     /// an error naming the key; its bucket and prefix are never a source.
     @Test func theSharedPrefixIsNeverASource() throws {

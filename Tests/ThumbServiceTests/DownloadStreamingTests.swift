@@ -72,14 +72,16 @@ private final class Pending: Sendable {
         #expect(files(dir).isEmpty, "a cut download left \(files(dir))")
     }
 
-    /// 4 origins announce 40 MiB each and stall before the last byte: what
+    /// 4 origins announce 24 MiB each and stall before the last byte: what
     /// arrived is on disk, not in the heap (main kept a buffer the size of
-    /// each body: 160 MiB here, 3.2 GB with 64 downloads of 50 MB). The
+    /// each body: 96 MiB here, 3.2 GB with 64 downloads of 50 MB). The
     /// smallest growth of several samples is taken, so another test's decode
     /// running at the same moment does not count.
     @Test func stalledDownloadsHoldTheirBytesOnDiskNotInMemory() throws {
         let origin = try RawOrigin()
-        let size = 40 << 20, count = 4
+        // 24 MiB each (was 40): under strace 160 MiB did not always cross loopback within the test
+        // origin's 5-s connections; 96 MiB held in memory would still be twice the bound below.
+        let size = 24 << 20, count = 4
         let s = try service({ $0.origin.timeoutSeconds = 4 }, storeBytes: 1 << 30)
         defer { s.renders.shutdown() }
         let dir = try #require(s.disk?.directory)
@@ -87,7 +89,7 @@ private final class Pending: Sendable {
         let before = rssAnon()
         let answers = try (0..<count).map { start(s, try thumbnailRequest(origin.url("/almost/\(size)?n=\($0)"))) }
         // Sent, then a moment for the socket buffers to drain into thumbd.
-        let sent = eventually(3) { origin.sentBytes("/almost/\(size)") == count * (size - 1) }
+        let sent = eventually(3.5) { origin.sentBytes("/almost/\(size)") == count * (size - 1) }
         usleep(300_000)
         var growth = Int.max
         for _ in 0..<5 {
@@ -97,7 +99,7 @@ private final class Pending: Sendable {
         #expect(sent, "the origin sent \(origin.sentBytes("/almost/\(size)")) bytes, not \(count * (size - 1))")
         #expect(files(dir + "/tmp").values.filter { $0 == size - 1 }.count == count, "not every body is in tmp/: \(files(dir))")
         print("RssAnon growth with \(count) stalled downloads of \(size >> 20) MiB: \(growth >> 20) MiB")
-        #expect(growth < 64 << 20, "the heap grew \(growth >> 20) MiB with \(count * size >> 20) MiB stalled in downloads")
+        #expect(growth < 48 << 20, "the heap grew \(growth >> 20) MiB with \(count * size >> 20) MiB stalled in downloads")
         for answer in answers {
             guard case .failure(.originTimeout)? = answer.wait() else { Issue.record("not cut at the deadline"); continue }
         }

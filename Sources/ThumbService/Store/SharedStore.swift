@@ -49,6 +49,8 @@ public final class SharedStore: Sendable {
         var location: SharedStoreLocation
         /// `s3.timeoutSeconds`: one deadline for a whole look-up.
         var timeout: Double
+        /// `limits.maxSourceBytes`: a copy larger than this instance allows is not taken.
+        var maxSourceBytes: Int
     }
 
     let objects: any ObjectStoring
@@ -66,7 +68,7 @@ public final class SharedStore: Sendable {
 
     static func settings(_ c: ServiceConfiguration) -> Settings? {
         guard let location = c.diskStore.shared, c.s3.settings != nil else { return nil }
-        return Settings(location: location, timeout: c.s3.timeoutSeconds)
+        return Settings(location: location, timeout: c.s3.timeoutSeconds, maxSourceBytes: c.limits.maxSourceBytes)
     }
 
     /// A reload: another bucket, prefix or timeout from now on; null turns it off.
@@ -104,8 +106,9 @@ public final class SharedStore: Sendable {
             }
             // Another URL with the same digest, or another version: not ours to serve.
             guard let sidecar = SharedSidecar.parse(document.bytes), sidecar.metadata.url == url else { return answer(.miss) }
-            let left = s.timeout - (ContinuousClock.now - started).inSeconds
-            guard left > 0.001 else { return answer(failed("reading \(key)", .timeout("the look-up took longer than s3.timeoutSeconds"))) }
+            // Another instance (or this one before a reload) may allow larger sources: the origin's answer decides.
+            guard sidecar.metadata.length <= s.maxSourceBytes else { return answer(.miss) }
+            let left = s.timeout - (ContinuousClock.now - started).inSeconds            guard left > 0.001 else { return answer(failed("reading \(key)", .timeout("the look-up took longer than s3.timeoutSeconds"))) }
             objects.object(.get(into: sink, maxBytes: max(sidecar.metadata.length, 1)), bucket: s.location.bucket,
                            key: key, timeout: left) { [self] result in
                 switch result {
