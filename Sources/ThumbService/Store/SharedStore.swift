@@ -108,7 +108,8 @@ public final class SharedStore: Sendable {
             guard let sidecar = SharedSidecar.parse(document.bytes), sidecar.metadata.url == url else { return answer(.miss) }
             // Another instance (or this one before a reload) may allow larger sources: the origin's answer decides.
             guard sidecar.metadata.length <= s.maxSourceBytes else { return answer(.miss) }
-            let left = s.timeout - (ContinuousClock.now - started).inSeconds            guard left > 0.001 else { return answer(failed("reading \(key)", .timeout("the look-up took longer than s3.timeoutSeconds"))) }
+            let left = s.timeout - (ContinuousClock.now - started).inSeconds
+            guard left > 0.001 else { return answer(failed("reading \(key)", .timeout("the look-up took longer than s3.timeoutSeconds"))) }
             objects.object(.get(into: sink, maxBytes: max(sidecar.metadata.length, 1)), bucket: s.location.bucket,
                            key: key, timeout: left) { [self] result in
                 switch result {
