@@ -77,8 +77,9 @@ public final class ThumbnailService: Sendable {
         negative = NegativeCache(ttl: .seconds(configuration.origin.negativeCacheSeconds), clock: clock)
         let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
         self.fetchQueue = fetchQueue
+        let anyClock = AnyClock(clock)
         shared = (objects ?? fetcher as? any ObjectStoring).map {
-            SharedStore(objects: $0, configuration: configuration, io: fetchQueue)
+            SharedStore(objects: $0, configuration: configuration, io: fetchQueue, clock: anyClock)
         }
         loader = OriginLoader(fetcher: fetcher, disk: disk, shared: shared, counters: counters, wallClock: wallClock,
                               io: fetchQueue)

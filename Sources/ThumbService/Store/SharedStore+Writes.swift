@@ -30,7 +30,7 @@ struct WriteQueue {
     var statistics = SharedStore.Statistics()
     var order: [String] = []
     /// When each queued source's job may start (a new job waits `settle`).
-    var due: [String: ContinuousClock.Instant] = [:]
+    var due: [String: AnyClock.Instant] = [:]
     var queued: [String: Job] = [:]
     var running: Set<String> = []
     /// Jobs for sources whose write is running.
@@ -111,7 +111,7 @@ extension SharedStore {
             }
             q.queued[url] = job
             q.order.append(url)
-            q.due[url] = .now + WriteQueue.settle
+            q.due[url] = clock.now.advanced(by: WriteQueue.settle)
             return false
         }
         if dropped { wrote(false, what: "writing \(url)", .origin("the write queue is full (\(WriteQueue.maxPending))"), counted: true) }
@@ -120,10 +120,11 @@ extension SharedStore {
 
     /// Starts queued jobs while fewer than `maxRunning` run.
     private func pump() {
+        let now = clock.now
         while let (url, job) = state.withLock({ q -> (String, WriteQueue.Job)? in
             // In order of arrival, each once its settling time is over (a job behind a running one may start at once).
             guard q.running.count < WriteQueue.maxRunning, let url = q.order.first,
-                  q.due[url].map({ $0 <= .now }) ?? true else { return nil }
+                  q.due[url].map({ $0 <= now }) ?? true else { return nil }
             q.order.removeFirst()
             q.due[url] = nil
             guard let job = q.queued.removeValue(forKey: url) else { return nil }

@@ -59,10 +59,13 @@ public final class SharedStore: Sendable {
     /// Disk work after a look-up runs here, never on the fetcher's thread.
     let io: DispatchQueue
     let log = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// The service's clock: the look-up's deadline and the writes' settling.
+    let clock: AnyClock
 
-    init(objects: any ObjectStoring, configuration: ServiceConfiguration, io: DispatchQueue) {
+    init(objects: any ObjectStoring, configuration: ServiceConfiguration, io: DispatchQueue, clock: AnyClock) {
         self.objects = objects
         self.io = io
+        self.clock = clock
         settings = Mutex(Self.settings(configuration))
     }
 
@@ -91,7 +94,7 @@ public final class SharedStore: Sendable {
     func lookup(_ url: String, into sink: DownloadFile, completion: @escaping @Sendable (Lookup) -> Void) {
         guard let s = settings.withLock({ $0 }) else { return io.async { completion(.miss) } }
         let key = Self.key(s.location, url: url)
-        let started = ContinuousClock.now
+        let started = clock.now
         let answer: @Sendable (Lookup) -> Void = { [self] found in
             count(found)
             io.async { completion(found) }
@@ -108,7 +111,7 @@ public final class SharedStore: Sendable {
             guard let sidecar = SharedSidecar.parse(document.bytes), sidecar.metadata.url == url else { return answer(.miss) }
             // Another instance (or this one before a reload) may allow larger sources: the origin's answer decides.
             guard sidecar.metadata.length <= s.maxSourceBytes else { return answer(.miss) }
-            let left = s.timeout - (ContinuousClock.now - started).inSeconds
+            let left = s.timeout - started.duration(to: clock.now).inSeconds
             guard left > 0.001 else { return answer(failed("reading \(key)", .timeout("the look-up took longer than s3.timeoutSeconds"))) }
             objects.object(.get(into: sink, maxBytes: max(sidecar.metadata.length, 1)), bucket: s.location.bucket,
                            key: key, timeout: left) { [self] result in
