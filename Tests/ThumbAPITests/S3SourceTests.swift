@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 import ThumbTestSupport
 import ThumbHTTP
@@ -59,57 +58,8 @@ import ThumbHTTP
     private func configure(_ c: inout DaemonConfiguration, _ s3: SeaweedS3, endpoint: String? = nil,
                            buckets: [String], secret: String? = nil) {
         c.service.origin.allowPrivateNetworks = false
-        c.service.s3.endpoint = endpoint ?? s3.endpoint
-        c.service.s3.accessKeyId = s3.accessKey
-        c.service.s3.secretAccessKey = Secret(secret ?? s3.secretKey)
+        c.useStore(s3, endpoint: endpoint, secret: secret)
         c.service.s3.allowedBuckets = buckets
-    }
-
-    /// The real `Daemon` on a fresh store (removed afterwards), its store
-    /// failure log collected; `fetcher` replaces the real one built from
-    /// the configuration (the virtual-host test maps names to 127.0.0.1).
-    final class S3Daemon: @unchecked Sendable {
-        let daemon: Daemon
-        let port: UInt16
-        let directory = NSTemporaryDirectory() + "thumbd-s3-\(UUID().uuidString)"
-        let logged = Lines()
-
-        final class Lines: Sendable {
-            let lines = Mutex<[String]>([])
-        }
-
-        init(fetcher: ((ServiceConfiguration) -> any OriginFetching)? = nil,
-             _ change: (inout DaemonConfiguration) -> Void) throws {
-            var c = DaemonConfiguration()
-            c.service.limits.maxRenderSeconds = 600
-            change(&c)
-            daemon = Daemon(configuration: c, disk: try DiskStore(directory: directory, maxBytes: c.service.diskStore.maxBytes),
-                            fetcher: fetcher?(c.service))
-            let logged = self.logged
-            daemon.service.setStoreFailureLog { line in logged.lines.withLock { $0.append(line) } }
-            port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
-        }
-
-        func stop(sourceLocation: SourceLocation = #_sourceLocation) {
-            daemon.server.stop(sourceLocation: sourceLocation)
-            daemon.service.renders.shutdown()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-
-        func get(_ target: String, method: String = "GET") -> (status: Int, headers: [String: String], body: [UInt8]) {
-            RawHTTPClient.exchange(port: port, method: method, target: target, headers: [:], body: nil)
-        }
-
-        var log: [String] { logged.lines.withLock { $0 } }
-
-        /// `/stats` `origin` figures.
-        func originStats() -> [String: Int] {
-            guard case .object(let top)? = try? JSONParser.parse(get("/stats").body),
-                  case .object(let origin)? = top.first(where: { $0.key == "origin" })?.value else { return [:] }
-            var out: [String: Int] = [:]
-            for (name, value) in origin { if case .integer(let n) = value { out[name] = n } }
-            return out
-        }
     }
 
     // MARK: - Keys
@@ -131,7 +81,7 @@ import ThumbHTTP
             ("%28paren%29%3B%3D%26%27.jpg", "s3://\(media)/(paren);=&'.jpg", "100x67"),
         ]
         for c in cases { try s3.put(c.size == "32x24" ? Self.small : Self.rocket, bucket: media, encodedKey: c.put) }
-        let daemon = try S3Daemon {
+        let daemon = try S3TestDaemon {
             configure(&$0, s3, buckets: [media])
             // Not for s3 sources: neither on a miss nor on a memory hit.
             $0.service.origin.allowedHosts = ["images.example"]
@@ -149,7 +99,7 @@ import ThumbHTTP
             let r = daemon.get(thumbnail(spelling))
             #expect(r.status == 200 && r.headers["x-cache"] == "memory", "\(spelling): \(r.status) \(r.headers)")
         }
-        #expect(daemon.originStats()["fetches"] == cases.count)
+        #expect(daemon.stats("origin")["fetches"] == cases.count)
 
         // DELETE /cache under yet another spelling forgets the original and its variant.
         let purge = daemon.get("/cache?url=\(encoded("s3://\(media)/d%c3%a9j%c3%a0/東京.jpg"))", method: "DELETE")
@@ -160,7 +110,7 @@ import ThumbHTTP
         #expect(purge.status == 200 && removed >= 2, "the original on disk and the variant in memory at least: \(removed)")
         let again = daemon.get(thumbnail("s3://\(media)/déjà/東京.jpg"))
         #expect(again.status == 200 && again.headers["x-cache"] == "origin", "\(again.headers)")
-        #expect(daemon.originStats()["fetches"] == cases.count + 1)
+        #expect(daemon.stats("origin")["fetches"] == cases.count + 1)
     }
 
     /// What goes on the wire: the key in S3's encoding, byte for byte; the
@@ -171,7 +121,7 @@ import ThumbHTTP
         try s3.put(Self.rocket, bucket: media, encodedKey: "caf%C3%A9/a%2Bb%20c.jpg")
         let proxy = try LoopbackProxy(upstream: s3.port)
         defer { proxy.stop() }
-        let daemon = try S3Daemon { configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: [media]) }
+        let daemon = try S3TestDaemon { configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: [media]) }
         defer { daemon.stop() }
         let r = daemon.get(thumbnail("s3://\(media)/café/a+b c.jpg"))
         #expect(r.status == 200)
@@ -193,7 +143,7 @@ import ThumbHTTP
     @Test func aMissingKeyOrBucketIs404() throws {
         let s3 = try store()
         let media = try bucket(s3)
-        let daemon = try S3Daemon { configure(&$0, s3, buckets: [media, "never-created"]) }
+        let daemon = try S3TestDaemon { configure(&$0, s3, buckets: [media, "never-created"]) }
         defer { daemon.stop() }
         for url in ["s3://\(media)/missing.jpg", "s3://never-created/a.jpg"] {
             let r = daemon.get(thumbnail(url))
@@ -209,7 +159,7 @@ import ThumbHTTP
         let media = try bucket(s3)
         try s3.put(Self.rocket, bucket: media, encodedKey: "a.jpg")
         let wrong = "wrong-" + UUID().uuidString
-        let daemon = try S3Daemon { configure(&$0, s3, buckets: [media], secret: wrong) }
+        let daemon = try S3TestDaemon { configure(&$0, s3, buckets: [media], secret: wrong) }
         defer { daemon.stop() }
         let r = daemon.get(thumbnail("s3://\(media)/a.jpg"))
         #expect(r.status == 502 && errorCode(r.body) == "origin_error")
@@ -228,7 +178,7 @@ import ThumbHTTP
         let proxy = try LoopbackProxy(upstream: s3.port)
         defer { proxy.stop() }
         for allowed in [[media], []] {
-            let daemon = try S3Daemon { configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: allowed) }
+            let daemon = try S3TestDaemon { configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: allowed) }
             defer { daemon.stop() }
             let r = daemon.get(thumbnail("s3://\(other)/a.jpg"))
             #expect(r.status == 403 && errorCode(r.body) == "forbidden_source", "\(allowed): \(r.status)")
@@ -236,7 +186,7 @@ import ThumbHTTP
             #expect(proxy.connections == 0, "the store was asked: \(proxy.requests)")
         }
         // The same proxy does carry an allowed bucket's request.
-        let daemon = try S3Daemon { configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: [other]) }
+        let daemon = try S3TestDaemon { configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: [other]) }
         defer { daemon.stop() }
         #expect(daemon.get(thumbnail("s3://\(other)/a.jpg")).status == 200)
         #expect(proxy.connections == 1)
@@ -246,12 +196,12 @@ import ThumbHTTP
     /// bucket name S3 would not accept.
     @Test func s3WithoutAnEndpointOrWithABadBucketIs400() throws {
         let s3 = try store()
-        let plain = try S3Daemon { _ in }
+        let plain = try S3TestDaemon { _ in }
         defer { plain.stop() }
         let r = plain.get(thumbnail("s3://media/a.jpg"))
         #expect(r.status == 400 && errorCode(r.body) == "bad_request")
         #expect(String(decoding: r.body, as: UTF8.self).contains("s3.endpoint"))
-        let configured = try S3Daemon { configure(&$0, s3, buckets: ["media"]) }
+        let configured = try S3TestDaemon { configure(&$0, s3, buckets: ["media"]) }
         defer { configured.stop() }
         for url in ["s3://Media/a.jpg", "s3://media/", "s3://media/a.jpg?versionId=2", "s3://a_b/x.jpg"] {
             let r = configured.get(thumbnail(url))
@@ -271,7 +221,7 @@ import ThumbHTTP
         try s3.put(Self.rocket, bucket: media, encodedKey: "photo.jpg")
         let proxy = try LoopbackProxy(upstream: s3.port)
         defer { proxy.stop() }
-        let daemon = try S3Daemon {
+        let daemon = try S3TestDaemon {
             configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: [media])
             $0.service.diskStore.ttlSeconds = 0    // every load revalidates
             $0.service.memoryCacheBytes = 0        // every request loads
@@ -280,14 +230,14 @@ import ThumbHTTP
         let url = "s3://\(media)/photo.jpg"
         let first = daemon.get(thumbnail(url))
         #expect(first.status == 200 && first.headers["x-cache"] == "origin" && first.headers["x-image-width"] == "100")
-        let bytes = daemon.originStats()["bytes"] ?? -1
+        let bytes = daemon.stats("origin")["bytes"] ?? -1
         #expect(bytes == Self.rocket.count)
 
         usleep(20_000)
         let kept = daemon.get(thumbnail(url))
         #expect(kept.status == 200 && kept.headers["x-cache"] == "disk", "\(kept.headers)")
         #expect(kept.headers["etag"] == first.headers["etag"] && kept.body == first.body)
-        #expect(daemon.originStats()["bytes"] == bytes, "a 304 reads no body")
+        #expect(daemon.stats("origin")["bytes"] == bytes, "a 304 reads no body")
         let revalidation = proxy.requests.last { $0.contains("GET /\(media)/photo.jpg ") } ?? ""
         #expect(revalidation.lowercased().contains("\r\nif-none-match: \""), "\(revalidation)")
 
@@ -297,7 +247,7 @@ import ThumbHTTP
         #expect(changed.status == 200 && changed.headers["x-cache"] == "origin", "\(changed.headers)")
         #expect(changed.headers["x-image-width"] == "32" && changed.headers["x-image-height"] == "24")
         #expect(changed.headers["etag"] != first.headers["etag"])
-        #expect(daemon.originStats()["bytes"] == bytes + Self.small.count)
+        #expect(daemon.stats("origin")["bytes"] == bytes + Self.small.count)
     }
 
     /// A store that stops sending mid-body: `504` at `origin.timeoutSeconds`,
@@ -308,7 +258,7 @@ import ThumbHTTP
         try s3.put(Self.rocket, bucket: media, encodedKey: "stall.jpg")
         let proxy = try LoopbackProxy(upstream: s3.port, stallAfter: 8192)   // the head and ~7.5 KiB of 110 KiB
         defer { proxy.stop() }
-        let daemon = try S3Daemon {
+        let daemon = try S3TestDaemon {
             configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: [media])
             $0.service.origin.timeoutSeconds = 1.5
         }
@@ -335,7 +285,7 @@ import ThumbHTTP
         let s3 = try store()
         let media = try bucket(s3)
         try s3.put(Self.rocket, bucket: media, encodedKey: "v%20h/a%2Bb.jpg")
-        let daemon = try S3Daemon(fetcher: { service in
+        let daemon = try S3TestDaemon(fetcher: { service in
             Fetcher(policy: FetchPolicy(configuration: service), classify: AddressClassifier.classify,
                     resolve: { _, _ in ["127.0.0.1"] })
         }) {

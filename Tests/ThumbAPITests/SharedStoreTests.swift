@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 import ThumbTestSupport
 import ThumbHTTP
@@ -19,72 +18,47 @@ import ThumbHTTP
     static let path = "/cat.jpg"   // the test origin answers it with an ETag, and 304 to it
     static let target = "&w=100"
 
-    private func store() throws -> SeaweedS3 {
-        try #require(SeaweedS3.current, "the suite's SeaweedFS (SeaweedS3Scope) is missing")
-    }
+    /// One test's fleet: the suite's SeaweedFS, a fresh bucket in it (or
+    /// `bucket`, not created), a loopback origin, and the instances started
+    /// on them; `stop()` stops the instances, last started first, then the origin.
+    final class Fleet {
+        let s3: SeaweedS3
+        let bucket: String
+        let origin: TestOrigin
+        private var instances: [S3TestDaemon] = []
 
-    private func bucket(_ s3: SeaweedS3) throws -> String {
-        let name = "shared-\(UUID().uuidString.prefix(8).lowercased())"
-        try s3.createBucket(name)
-        return name
-    }
-
-    /// One instance: its own disk store, the shared store in `bucket`.
-    final class Instance: @unchecked Sendable {
-        let daemon: Daemon
-        let port: UInt16
-        let directory = NSTemporaryDirectory() + "thumbd-shared-\(UUID().uuidString)"
-        let logged = Lines()
-
-        final class Lines: Sendable {
-            let lines = Mutex<[String]>([])
+        init(bucket given: String? = nil, routes: [String: [UInt8]] = [:]) throws {
+            s3 = try #require(SeaweedS3.current, "the suite's SeaweedFS (SeaweedS3Scope) is missing")
+            if let given {
+                bucket = given
+            } else {
+                bucket = "shared-\(UUID().uuidString.prefix(8).lowercased())"
+                try s3.createBucket(bucket)
+            }
+            origin = try TestOrigin(extraRoutes: routes)
         }
 
-        init(_ s3: SeaweedS3, bucket: String, endpoint: String? = nil, secret: String? = nil,
-             _ change: (inout DaemonConfiguration) -> Void = { _ in }) throws {
-            var c = DaemonConfiguration()
-            c.service.limits.maxRenderSeconds = 600
-            c.service.origin.allowPrivateNetworks = true   // the origin is on 127.0.0.1
-            c.service.s3.endpoint = endpoint ?? s3.endpoint
-            c.service.s3.accessKeyId = s3.accessKey
-            c.service.s3.secretAccessKey = Secret(secret ?? s3.secretKey)
-            // SeaweedFS makes a new bucket's first volume on its first write, which can take seconds.
-            c.service.s3.timeoutSeconds = 15
-            c.service.diskStore.shared = SharedStoreLocation(bucket: bucket, prefix: "originals/")
-            change(&c)
-            daemon = Daemon(configuration: c, disk: try DiskStore(directory: directory, maxBytes: c.service.diskStore.maxBytes))
-            let logged = self.logged
-            daemon.service.setStoreFailureLog { line in logged.lines.withLock { $0.append(line) } }
-            port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
+        /// One instance: its own disk store, the shared store in `bucket`,
+        /// reached at `endpoint` (a proxy, a port nothing listens on) and
+        /// signed with `secret` (a wrong one) when given.
+        func instance(endpoint: String? = nil, secret: String? = nil,
+                      _ change: (inout DaemonConfiguration) -> Void = { _ in }) throws -> S3TestDaemon {
+            let instance = try S3TestDaemon { c in
+                c.service.origin.allowPrivateNetworks = true   // the origin is on 127.0.0.1
+                c.useStore(s3, endpoint: endpoint, secret: secret)
+                // SeaweedFS makes a new bucket's first volume on its first write, which can take seconds.
+                c.service.s3.timeoutSeconds = 15
+                c.service.diskStore.shared = SharedStoreLocation(bucket: bucket, prefix: "originals/")
+                change(&c)
+            }
+            instances.append(instance)
+            return instance
         }
 
         func stop(sourceLocation: SourceLocation = #_sourceLocation) {
-            daemon.server.stop(sourceLocation: sourceLocation)
-            daemon.service.renders.shutdown()
-            try? FileManager.default.removeItem(atPath: directory)
+            for instance in instances.reversed() { instance.stop(sourceLocation: sourceLocation) }
+            origin.stop()
         }
-
-        func get(_ target: String, method: String = "GET") -> (status: Int, headers: [String: String], body: [UInt8]) {
-            RawHTTPClient.exchange(port: port, method: method, target: target, headers: [:], body: nil)
-        }
-
-        func thumbnail(_ origin: TestOrigin, _ path: String = SharedStoreTests.path, _ extra: String = SharedStoreTests.target)
-            -> (status: Int, headers: [String: String], body: [UInt8]) {
-            get("/thumbnail?url=\(origin.url(path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)\(extra)")
-        }
-
-        /// One `/stats` section's integers.
-        func stats(_ section: String) -> [String: Int] {
-            guard case .object(let top)? = try? JSONParser.parse(get("/stats").body),
-                  case .object(let fields)? = top.first(where: { $0.key == section })?.value else { return [:] }
-            var out: [String: Int] = [:]
-            for (name, value) in fields { if case .integer(let n) = value { out[name] = n } }
-            return out
-        }
-
-        var log: [String] { logged.lines.withLock { $0 } }
-        /// Files in the disk store other than stored originals and facts: leftovers.
-        var leftovers: [String] { regularFiles(under: directory).filter { $0.hasPrefix("tmp/") } }
     }
 
     private func key(_ origin: TestOrigin, _ path: String = Self.path) -> String {
@@ -97,11 +71,10 @@ import ThumbHTTP
     /// second origin fetch, `X-Cache: disk`, the same ETag, and a copy on its
     /// own disk; facts computed on the first reach the second through the sidecar.
     @Test func anotherInstanceServesWhatOneFetched() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared), b = try Instance(s3, bucket: shared)
-        defer { a.stop(); b.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
+        let a = try fleet.instance(), b = try fleet.instance()
 
         let first = a.thumbnail(origin)
         #expect(first.status == 200 && first.headers["x-cache"] == "origin")
@@ -134,11 +107,10 @@ import ThumbHTTP
     /// `DELETE /cache` removes the shared copy too (and says so in
     /// `removed`): the next instance asks the origin again.
     @Test func deleteCacheRemovesTheSharedCopy() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared)
-        defer { a.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
+        let a = try fleet.instance()
         #expect(a.thumbnail(origin).status == 200)
         #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
         let inMemory = try #require(a.stats("memoryCache")["entries"])
@@ -149,8 +121,7 @@ import ThumbHTTP
                 "\(String(decoding: purge.body, as: UTF8.self))")
         #expect(s3.request("GET", "/\(shared)/\(key(origin))").status == 404)
         #expect(s3.request("GET", "/\(shared)/\(key(origin)).json").status == 404)
-        let b = try Instance(s3, bucket: shared)
-        defer { b.stop() }
+        let b = try fleet.instance()
         #expect(b.thumbnail(origin).headers["x-cache"] == "origin")
         #expect(origin.hits(Self.path) == 2 && b.stats("sharedStore")["misses"] == 1)
     }
@@ -159,17 +130,15 @@ import ThumbHTTP
     /// sidecar), a shared copy is revalidated with the origin; the `304`
     /// updates the shared sidecar's fetch time.
     @Test func aStaleSharedCopyIsRevalidated() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared)
-        defer { a.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
+        let a = try fleet.instance()
         #expect(a.thumbnail(origin, Self.path).status == 200)
         #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
         let before = s3.request("GET", "/\(shared)/\(key(origin, Self.path)).json").body
         usleep(1_100_000)
-        let b = try Instance(s3, bucket: shared) { $0.service.diskStore.ttlSeconds = 1 }
-        defer { b.stop() }
+        let b = try fleet.instance { $0.service.diskStore.ttlSeconds = 1 }
         let r = b.thumbnail(origin, Self.path)
         #expect(r.status == 200 && r.headers["x-cache"] == "disk")
         #expect(b.stats("sharedStore")["hits"] == 1 && b.stats("diskStore")["revalidations"] == 1)
@@ -182,19 +151,17 @@ import ThumbHTTP
     /// A copy whose bytes are not what its sidecar says (replaced, cut), or
     /// a sidecar that is not one of ours, is never served: the origin is.
     @Test func aCopyThatDoesNotMatchItsSidecarIsNeverServed() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin(extraRoutes: ["/dog.jpg": TestOrigin.jpeg])
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared)
-        defer { a.stop() }
+        let fleet = try Fleet(routes: ["/dog.jpg": TestOrigin.jpeg])
+        defer { fleet.stop() }
+        let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
+        let a = try fleet.instance()
         let good = a.thumbnail(origin)
         #expect(a.thumbnail(origin, "/dog.jpg").status == 200)
         #expect(eventually { a.stats("sharedStore")["writes"] == 2 })
         // Other bytes under the first; garbage for the second's sidecar.
         try s3.put(Array(TestOrigin.jpeg.prefix(5000)), bucket: shared, encodedKey: key(origin))
         try s3.put(Array(#"{"version": 1, "metadata": "#.utf8), bucket: shared, encodedKey: key(origin, "/dog.jpg") + ".json")
-        let b = try Instance(s3, bucket: shared)
-        defer { b.stop() }
+        let b = try fleet.instance()
         let r = b.thumbnail(origin)
         #expect(r.status == 200 && r.headers["x-cache"] == "origin" && r.body == good.body)
         #expect(b.thumbnail(origin, "/dog.jpg").headers["x-cache"] == "origin")
@@ -208,11 +175,10 @@ import ThumbHTTP
     /// request is served from the origin, each look-up counts in
     /// `readFailures`, each write in `writeFailures`, the log says it once.
     @Test func aStoreDownAtStartCostsNothing() throws {
-        let s3 = try store()
-        let origin = try TestOrigin(extraRoutes: ["/dog.jpg": TestOrigin.jpeg])
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: "nowhere-bucket", endpoint: "http://127.0.0.1:\(Loopback.freePort())")
-        defer { a.stop() }
+        let fleet = try Fleet(bucket: "nowhere-bucket", routes: ["/dog.jpg": TestOrigin.jpeg])
+        defer { fleet.stop() }
+        let origin = fleet.origin
+        let a = try fleet.instance(endpoint: "http://127.0.0.1:\(Loopback.freePort())")
         for w in [100, 60] {
             let r = a.thumbnail(origin, Self.path, "&w=\(w)")
             #expect(r.status == 200)
@@ -231,20 +197,16 @@ import ThumbHTTP
     /// gives up at `s3.timeoutSeconds`, the origin serves, and nothing of the
     /// cut copy is kept.
     @Test func aStoreStallingMidTransferFallsBackToTheOrigin() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared)
-        defer { a.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
+        let a = try fleet.instance()
         #expect(a.thumbnail(origin).status == 200)
         #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
         // The sidecar's answer (about 1 KiB) passes; the original's (tens of KiB) stops after its first bytes.
         let proxy = try LoopbackProxy(upstream: s3.port, stallAfter: 6000)
         defer { proxy.stop() }
-        let b = try Instance(s3, bucket: shared, endpoint: "http://127.0.0.1:\(proxy.port)") {
-            $0.service.s3.timeoutSeconds = 1
-        }
-        defer { b.stop() }
+        let b = try fleet.instance(endpoint: "http://127.0.0.1:\(proxy.port)") { $0.service.s3.timeoutSeconds = 1 }
         let started = Date()
         let r = b.thumbnail(origin)
         #expect(r.status == 200 && r.headers["x-cache"] == "origin")
@@ -258,11 +220,10 @@ import ThumbHTTP
     /// Wrong credentials: S3 refuses every request; the origin serves, and
     /// the log names S3's code (never the secret).
     @Test func wrongCredentialsAreReadAndWriteFailures() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared, secret: "not-the-secret")
-        defer { a.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let (s3, origin) = (fleet.s3, fleet.origin)
+        let a = try fleet.instance(secret: "not-the-secret")
         #expect(a.thumbnail(origin).status == 200)
         #expect(eventually { a.stats("sharedStore")["writeFailures"] == 1 })
         let s = a.stats("sharedStore")
@@ -274,11 +235,10 @@ import ThumbHTTP
     /// The bucket deleted under a running fleet: look-ups are failures (not
     /// misses: the operator must hear of it), writes fail, requests are served.
     @Test func aDeletedBucketIsAFailureNotAMiss() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared)
-        defer { a.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
+        let a = try fleet.instance()
         #expect(s3.request("DELETE", "/\(shared)").status == 204)
         #expect(a.thumbnail(origin).status == 200)
         #expect(a.stats("sharedStore")["readFailures"] == 1 && a.stats("sharedStore")["misses"] == 0)
@@ -292,15 +252,13 @@ import ThumbHTTP
     /// the shared copy is still served, from a scratch file, and nothing is
     /// left on either side.
     @Test func aLocalStoreThatCannotBeWrittenStillServesSharedCopies() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared)
-        defer { a.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let origin = fleet.origin
+        let a = try fleet.instance()
         #expect(a.thumbnail(origin).status == 200)
         #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
-        let b = try Instance(s3, bucket: shared)
-        defer { b.stop() }
+        let b = try fleet.instance()
         try FileManager.default.removeItem(atPath: b.directory + "/tmp")
         #expect(FileManager.default.createFile(atPath: b.directory + "/tmp", contents: Data("not a directory".utf8)))
         for w in [100, 60] {
@@ -315,15 +273,13 @@ import ThumbHTTP
     /// A shared copy larger than this instance's `limits.maxSourceBytes` is
     /// not taken: the origin's answer decides, as without a shared store.
     @Test func aCopyOverThisInstancesSourceLimitIsNotTaken() throws {
-        let s3 = try store(), shared = try bucket(s3)
-        let origin = try TestOrigin()
-        defer { origin.stop() }
-        let a = try Instance(s3, bucket: shared)
-        defer { a.stop() }
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let origin = fleet.origin
+        let a = try fleet.instance()
         #expect(a.thumbnail(origin).status == 200)
         #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
-        let b = try Instance(s3, bucket: shared) { $0.service.limits.maxSourceBytes = TestOrigin.jpeg.count - 1 }
-        defer { b.stop() }
+        let b = try fleet.instance { $0.service.limits.maxSourceBytes = TestOrigin.jpeg.count - 1 }
         let r = b.thumbnail(origin)
         #expect(r.status == 422 && String(decoding: r.body, as: UTF8.self).contains("source_too_large"), "\(r.status)")
         #expect(b.stats("sharedStore")["misses"] == 1 && b.stats("sharedStore")["hits"] == 0)
@@ -333,16 +289,25 @@ import ThumbHTTP
     /// `diskStore.shared` is checked at start-up: without `s3.endpoint` it is
     /// an error naming the key; its bucket and prefix are never a source.
     @Test func theSharedPrefixIsNeverASource() throws {
-        let s3 = try store(), shared = try bucket(s3)
+        let fleet = try Fleet()
+        defer { fleet.stop() }
+        let (s3, shared) = (fleet.s3, fleet.bucket)
         try s3.put(TestOrigin.jpeg, bucket: shared, encodedKey: "originals/planted")
         try s3.put(TestOrigin.jpeg, bucket: shared, encodedKey: "public/ok.jpg")
-        let a = try Instance(s3, bucket: shared) { $0.service.s3.allowedBuckets = [shared] }
-        defer { a.stop() }
+        let a = try fleet.instance { $0.service.s3.allowedBuckets = [shared] }
         let refused = a.get("/thumbnail?url=s3%3A%2F%2F\(shared)%2Foriginals%2Fplanted&w=50")
         #expect(refused.status == 403, "\(refused.status)")
         #expect(a.get("/thumbnail?url=s3%3A%2F%2F\(shared)%2Fpublic%2Fok.jpg&w=50").status == 200)
         #expect(throws: ConfigurationError.self) {
             try DaemonConfiguration.parse(Array(#"{"diskStore": {"shared": {"bucket": "media"}}}"#.utf8))
         }
+    }
+}
+
+extension S3TestDaemon {
+    /// `path` at `origin` through `/thumbnail`, at width 100 unless `extra` says otherwise.
+    fileprivate func thumbnail(_ origin: TestOrigin, _ path: String = SharedStoreTests.path,
+                               _ extra: String = SharedStoreTests.target) -> (status: Int, headers: [String: String], body: [UInt8]) {
+        get("/thumbnail?url=\(origin.url(path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)\(extra)")
     }
 }
