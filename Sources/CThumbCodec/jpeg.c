@@ -5,6 +5,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 #include "thumbd_codec.h"
+#include "jpeg_markers.h"
 #include "jpeg_source.h"
 
 // libjpeg calls error_exit on fatal errors and must not return from it: we
@@ -118,15 +119,6 @@ static int color_model(J_COLOR_SPACE cs) {
     }
 }
 
-// The first APP1 that starts with "Exif\0\0" (files may carry XMP in another APP1).
-static int marker_orientation(j_decompress_ptr cinfo) {
-    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next) {
-        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0)
-            return thumbd_exif_orientation(m->data + 6, m->data_length - 6);
-    }
-    return 1;
-}
-
 int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, char *message, size_t message_size) {
     struct jpeg_decompress_struct cinfo;
     shim_error err;
@@ -151,7 +143,7 @@ int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, 
     info->height = cinfo.image_height;
     info->components = cinfo.num_components;
     info->color_model = color_model(cinfo.jpeg_color_space);
-    info->orientation = marker_orientation(&cinfo);
+    info->orientation = thumbd_jpeg_marker_orientation(&cinfo);
     info->progressive = cinfo.progressive_mode ? 1 : 0;
     info->arithmetic = cinfo.arith_code ? 1 : 0;
     info->bit_depth = cinfo.data_precision;
@@ -178,30 +170,6 @@ struct thumbd_jpeg_decoder {
     thumbd_scan_plan plan;
 };
 
-// Bytes of profile the APP2 ICC_PROFILE segments carry (each has a 14-byte
-// "ICC_PROFILE\0" + sequence + count header), to refuse a profile over 4 MiB
-// before jpeg_read_icc_profile allocates and joins it.
-static size_t icc_marker_bytes(j_decompress_ptr cinfo) {
-    size_t total = 0;
-    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next)
-        if (m->marker == JPEG_APP0 + 2 && m->data_length >= 14 && memcmp(m->data, "ICC_PROFILE", 12) == 0)
-            total += m->data_length - 14;
-    return total;
-}
-
-// jpeg_read_icc_profile checks the sequence numbers (each 1…count once, all
-// present) and joins the segments in sequence order, not file order; a
-// malformed set only warns (ignored by on_emit_message) and yields nothing.
-static void read_icc(thumbd_jpeg_decoder *d) {
-    size_t bytes = icc_marker_bytes(&d->cinfo);
-    if (bytes == 0 || bytes > THUMBD_ICC_MAX_BYTES) return;
-    if (!jpeg_read_icc_profile(&d->cinfo, &d->icc, &d->icc_length)) {
-        free(d->icc);
-        d->icc = NULL;
-        d->icc_length = 0;
-    }
-}
-
 // Internal: the plan and libjpeg disagreed; decode every scan instead.
 enum { RETRY_EVERY_SCAN = -1 };
 
@@ -224,7 +192,7 @@ static thumbd_jpeg_decoder *open_decoder(const void *data, size_t length, int sc
     thumbd_jpeg_source_init(&d->cinfo, &d->src, data, length);
     jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(&d->cinfo, TRUE);
-    read_icc(d);
+    thumbd_jpeg_read_icc(&d->cinfo, &d->icc, &d->icc_length);
     d->cinfo.scale_num = (unsigned)(scale_num < 1 ? 1 : scale_num > 8 ? 8 : scale_num);
     d->cinfo.scale_denom = 8;
     d->cinfo.dct_method = JDCT_ISLOW;   // djpeg's default; the tests compare against it
