@@ -5,7 +5,8 @@
 #include <jpeglib.h>
 #include <jerror.h>
 #include "thumbd_codec.h"
-#include "jpeg_scans.h"
+#include "jpeg_markers.h"
+#include "jpeg_source.h"
 
 // libjpeg calls error_exit on fatal errors and must not return from it: we
 // longjmp back to the shim function that called into the library.
@@ -96,93 +97,11 @@ static void init_error(shim_error *err) {
     err->message[0] = 0;
 }
 
-// A memory source like jpeg_mem_src, except that running out of data
-// supplies an EOI marker silently: a file whose only flaw is a missing EOI
-// trailer then decodes. Data missing inside a scan still shows: the Huffman
-// decoder warns JWRN_HIT_MARKER when it meets the marker while it needs bits;
-// the arithmetic decoder is silent, so the source also notes which iMCU row
-// the scan had reached when the data ran out. With spans set (a progressive
-// file's scan plan, jpeg_scans.h) it hands libjpeg those byte ranges of the
-// file one after the other, and runs out after the last.
-typedef struct {
-    struct jpeg_source_mgr pub;
-    int ran_out;
-    JDIMENSION ran_out_at_row;
-    const JOCTET *base;
-    const thumbd_byte_span *spans;
-    int span_count, next_span;
-} shim_source;
-
-static const JOCTET fake_eoi[2] = { 0xFF, JPEG_EOI };
-static void src_init(j_decompress_ptr cinfo) { (void)cinfo; }
-static boolean src_fill(j_decompress_ptr cinfo) {
-    shim_source *src = (shim_source *)cinfo->src;
-    while (src->spans && src->next_span < src->span_count) {
-        const thumbd_byte_span *span = &src->spans[src->next_span++];
-        if (span->end > span->start) {
-            src->pub.next_input_byte = src->base + span->start;
-            src->pub.bytes_in_buffer = span->end - span->start;
-            return TRUE;
-        }
-    }
-    if (!src->ran_out) {
-        src->ran_out = 1;
-        src->ran_out_at_row = cinfo->input_iMCU_row;
-    }
-    cinfo->src->next_input_byte = fake_eoi;
-    cinfo->src->bytes_in_buffer = 2;
-    return TRUE;
-}
-
-// True when the data ran out before the scan in progress reached its last
-// iMCU row (a scan that had finished leaves input_iMCU_row at the total).
-static int ran_out_mid_scan(j_decompress_ptr cinfo) {
-    shim_source *src = (shim_source *)cinfo->src;
-    return src->ran_out && src->ran_out_at_row + 1 < cinfo->total_iMCU_rows;
-}
-static void src_skip(j_decompress_ptr cinfo, long count) {
-    shim_source *src = (shim_source *)cinfo->src;
-    if (count <= 0) return;
-    // Spans never split a marker segment, but a segment cut by the end of the
-    // data is skipped into the fake EOI, as by jpeg_mem_src.
-    while ((size_t)count > src->pub.bytes_in_buffer) {
-        if (src->ran_out || !src->spans || src->next_span >= src->span_count) { src_fill(cinfo); return; }
-        count -= (long)src->pub.bytes_in_buffer;
-        src_fill(cinfo);
-    }
-    src->pub.next_input_byte += count;
-    src->pub.bytes_in_buffer -= (size_t)count;
-}
-static void src_term(j_decompress_ptr cinfo) { (void)cinfo; }
-
-static void memory_source(j_decompress_ptr cinfo, shim_source *src, const void *data, size_t length) {
-    memset(src, 0, sizeof *src);
-    src->pub.init_source = src_init;
-    src->pub.fill_input_buffer = src_fill;
-    src->pub.skip_input_data = src_skip;
-    src->pub.resync_to_restart = jpeg_resync_to_restart;
-    src->pub.term_source = src_term;
-    src->pub.next_input_byte = data;
-    src->pub.bytes_in_buffer = length;
-    src->base = data;
-    cinfo->src = &src->pub;
-}
-
 static void fail(j_decompress_ptr cinfo, const char *why) {
     shim_error *err = (shim_error *)cinfo->err;
     strcpy(err->message, why);
     err->status = THUMBD_CORRUPT;
     longjmp(err->jump, 1);
-}
-
-// A progressive file cut between scans decodes without any warning, just
-// blurrier: every coefficient must have received all its bits.
-static int progressive_complete(j_decompress_ptr cinfo) {
-    if (!cinfo->progressive_mode || !cinfo->coef_bits) return 1;
-    for (int c = 0; c < cinfo->num_components; c++)
-        for (int k = 0; k < DCTSIZE2; k++)
-            if (cinfo->coef_bits[c][k] != 0) return 0;
-    return 1;
 }
 
 static void copy_message(const char *from, char *to, size_t size) {
@@ -200,15 +119,6 @@ static int color_model(J_COLOR_SPACE cs) {
     }
 }
 
-// The first APP1 that starts with "Exif\0\0" (files may carry XMP in another APP1).
-static int marker_orientation(j_decompress_ptr cinfo) {
-    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next) {
-        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0)
-            return thumbd_exif_orientation(m->data + 6, m->data_length - 6);
-    }
-    return 1;
-}
-
 int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, char *message, size_t message_size) {
     struct jpeg_decompress_struct cinfo;
     shim_error err;
@@ -224,16 +134,16 @@ int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, 
         jpeg_destroy_decompress(&cinfo);
         return err.status;
     }
-    shim_source src;
+    thumbd_jpeg_source src;
     jpeg_create_decompress(&cinfo);
-    memory_source(&cinfo, &src, data, length);
+    thumbd_jpeg_source_init(&cinfo, &src, data, length);
     jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
     jpeg_read_header(&cinfo, TRUE);
     info->width = cinfo.image_width;
     info->height = cinfo.image_height;
     info->components = cinfo.num_components;
     info->color_model = color_model(cinfo.jpeg_color_space);
-    info->orientation = marker_orientation(&cinfo);
+    info->orientation = thumbd_jpeg_marker_orientation(&cinfo);
     info->progressive = cinfo.progressive_mode ? 1 : 0;
     info->arithmetic = cinfo.arith_code ? 1 : 0;
     info->bit_depth = cinfo.data_precision;
@@ -247,7 +157,7 @@ int thumbd_jpeg_probe(const void *data, size_t length, thumbd_image_info *info, 
 
 struct thumbd_jpeg_decoder {
     struct jpeg_decompress_struct cinfo;
-    shim_source src;
+    thumbd_jpeg_source src;
     shim_error err;
     shim_progress progress;
     int cmyk;            // output is CMYK and needs converting to RGBA here
@@ -259,76 +169,6 @@ struct thumbd_jpeg_decoder {
     int dropping;               // libjpeg reads only plan's spans
     thumbd_scan_plan plan;
 };
-
-// Bytes of profile the APP2 ICC_PROFILE segments carry (each has a 14-byte
-// "ICC_PROFILE\0" + sequence + count header), to refuse a profile over 4 MiB
-// before jpeg_read_icc_profile allocates and joins it.
-static size_t icc_marker_bytes(j_decompress_ptr cinfo) {
-    size_t total = 0;
-    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next)
-        if (m->marker == JPEG_APP0 + 2 && m->data_length >= 14 && memcmp(m->data, "ICC_PROFILE", 12) == 0)
-            total += m->data_length - 14;
-    return total;
-}
-
-// jpeg_read_icc_profile checks the sequence numbers (each 1…count once, all
-// present) and joins the segments in sequence order, not file order; a
-// malformed set only warns (ignored by on_emit_message) and yields nothing.
-static void read_icc(thumbd_jpeg_decoder *d) {
-    size_t bytes = icc_marker_bytes(&d->cinfo);
-    if (bytes == 0 || bytes > THUMBD_ICC_MAX_BYTES) return;
-    if (!jpeg_read_icc_profile(&d->cinfo, &d->icc, &d->icc_length)) {
-        free(d->icc);
-        d->icc = NULL;
-        d->icc_length = 0;
-    }
-}
-
-// A progressive (Huffman) file decoded at a reduced scale: libjpeg is handed
-// only the scans whose coefficients the scaled IDCT reads (jpeg_scans.h).
-// At 1/8 that is the DC scans, and a 4:2:0 file's chroma (2×2 IDCT): a
-// fraction of the work of decoding every scan, for the same pixels. Block
-// smoothing is turned off: libjpeg would take the dropped coefficients for
-// ones still to come and invent them (jdcoefct.c, decompress_smooth_data,
-// even the DC of a block whose AC never arrived). A full decode never
-// smooths: it refuses a file whose coefficients did not all arrive.
-#ifdef LIBJPEG_TURBO_VERSION_NUMBER
-enum { SKIP_SCANS = 1 };
-#else
-enum { SKIP_SCANS = 0 };   // thumbd_jpeg_idct_reads describes libjpeg-turbo's IDCTs
-#endif
-
-static void plan_scans(thumbd_jpeg_decoder *d, const void *data, size_t length) {
-    j_decompress_ptr cinfo = &d->cinfo;
-    if (!SKIP_SCANS || !cinfo->progressive_mode || cinfo->arith_code || cinfo->num_components > THUMBD_SCAN_MAX_COMPONENTS) return;
-    jpeg_calc_output_dimensions(cinfo);
-    thumbd_scan_frame frame = { .count = cinfo->num_components };
-    int reduced = 0;
-    for (int c = 0; c < cinfo->num_components; c++) {
-        jpeg_component_info *comp = &cinfo->comp_info[c];
-        frame.id[c] = comp->component_id;
-        frame.reads[c] = thumbd_jpeg_idct_reads(comp->DCT_scaled_size);
-        frame.blocks[c] = (uint64_t)comp->width_in_blocks * comp->height_in_blocks;
-        if (frame.reads[c] != ~(uint64_t)0) reduced = 1;
-    }
-    if (!reduced || thumbd_jpeg_plan_scans(data, length, &frame, &d->plan) != THUMBD_SCANS_DROP) return;
-    // The walk and jpeg_read_header must agree on where the first scan's data starts.
-    if (d->src.pub.next_input_byte != (const JOCTET *)data + d->plan.first_data) return;
-    d->src.spans = d->plan.spans;
-    d->src.span_count = d->plan.span_count;
-    d->src.pub.bytes_in_buffer = 0;   // libjpeg's next read takes the first span
-    cinfo->do_block_smoothing = FALSE;
-    d->dropping = 1;
-}
-
-// After the kept scans libjpeg must have seen exactly what the plan says.
-static int plan_held(thumbd_jpeg_decoder *d) {
-    if (d->cinfo.input_scan_number != d->plan.kept || !d->cinfo.coef_bits) return 0;
-    for (int c = 0; c < d->cinfo.num_components; c++)
-        for (int k = 0; k < DCTSIZE2; k++)
-            if (d->cinfo.coef_bits[c][k] != d->plan.kept_bits[c][k]) return 0;
-    return 1;
-}
 
 // Internal: the plan and libjpeg disagreed; decode every scan instead.
 enum { RETRY_EVERY_SCAN = -1 };
@@ -349,10 +189,10 @@ static thumbd_jpeg_decoder *open_decoder(const void *data, size_t length, int sc
     jpeg_create_decompress(&d->cinfo);
     init_progress(&d->progress, deadline);
     d->cinfo.progress = &d->progress.pub;
-    memory_source(&d->cinfo, &d->src, data, length);
+    thumbd_jpeg_source_init(&d->cinfo, &d->src, data, length);
     jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(&d->cinfo, TRUE);
-    read_icc(d);
+    thumbd_jpeg_read_icc(&d->cinfo, &d->icc, &d->icc_length);
     d->cinfo.scale_num = (unsigned)(scale_num < 1 ? 1 : scale_num > 8 ? 8 : scale_num);
     d->cinfo.scale_denom = 8;
     d->cinfo.dct_method = JDCT_ISLOW;   // djpeg's default; the tests compare against it
@@ -363,11 +203,12 @@ static thumbd_jpeg_decoder *open_decoder(const void *data, size_t length, int sc
     } else {
         d->cinfo.out_color_space = JCS_EXT_RGBA;
     }
-    if (drop_scans) plan_scans(d, data, length);
+    if (drop_scans) d->dropping = thumbd_jpeg_drop_scans(&d->cinfo, &d->src, &d->plan, data, length);
     jpeg_start_decompress(&d->cinfo);   // a progressive file is read whole here
-    if (d->dropping && !plan_held(d)) stop((j_common_ptr)&d->cinfo, RETRY_EVERY_SCAN, "scan plan disagreed");
+    if (d->dropping && !thumbd_jpeg_plan_held(&d->cinfo, &d->plan))
+        stop((j_common_ptr)&d->cinfo, RETRY_EVERY_SCAN, "scan plan disagreed");
     // The plan has checked that every coefficient gets all its bits, dropped scans included.
-    if ((!d->dropping && !progressive_complete(&d->cinfo)) || ran_out_mid_scan(&d->cinfo))
+    if ((!d->dropping && !thumbd_jpeg_progressive_complete(&d->cinfo)) || thumbd_jpeg_ran_out_mid_scan(&d->cinfo))
         fail(&d->cinfo, "Premature end of JPEG file (truncated)");
     if (d->cmyk)
         d->scratch = (*d->cinfo.mem->alloc_sarray)((j_common_ptr)&d->cinfo, JPOOL_IMAGE, d->cinfo.output_width * 4, 1);
@@ -435,7 +276,7 @@ int thumbd_jpeg_read(thumbd_jpeg_decoder *d, void *rows, uint32_t max_rows, uint
             for (uint32_t i = 0; i < want; i++) batch[i] = out + (n + i) * stride;
             n += jpeg_read_scanlines(&d->cinfo, batch, want);
         }
-        if (ran_out_mid_scan(&d->cinfo)) fail(&d->cinfo, "Premature end of JPEG file (truncated)");
+        if (thumbd_jpeg_ran_out_mid_scan(&d->cinfo)) fail(&d->cinfo, "Premature end of JPEG file (truncated)");
     }
     *rows_read = n;
     return THUMBD_OK;

@@ -1,6 +1,7 @@
 # Shared by the benchmark scripts (source it from the repository root): a work
 # directory and background processes that end with the script, the standard
-# inputs, the release binary, a static origin and a daemon on loopback.
+# inputs, the release binary, a static origin, a daemon, thumbor and SeaweedFS
+# on loopback.
 # Environment: BENCH_SECONDS (default 10) is the length of every wrk run through
 # bench_wrk (a short value makes a quick trial run, not a measurement);
 # THUMBD_BIN, when set, is the thumbd used instead of building the release one;
@@ -10,10 +11,12 @@
 bench_init() {
   W=$(mktemp -d)
   BENCH_PIDS=()
+  BENCH_THUMBOR=""
   trap bench_cleanup EXIT
 }
 
 bench_cleanup() {
+  bench_end_thumbor
   for p in ${BENCH_PIDS[@]+"${BENCH_PIDS[@]}"}; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$W"
@@ -63,6 +66,33 @@ bench_wait_port() {
   done
   echo "nothing listens on 127.0.0.1:$1" >&2
   return 1
+}
+
+# Starts thumbor EXE (python3's, or a venv's with plugins) on 127.0.0.1:PORT as the
+# benchmarks compare against it: 2 processes (= cores), file storage for originals in
+# $W/thumbor-storage, no result storage, the http loader, unsafe URLs, QUALITY 82; its
+# output to $BENCH_LOG (default /dev/null). Waits for its port. Its pid, that of its own
+# process group, in BENCH_THUMBOR; bench_cleanup ends it (bench_end_thumbor).
+bench_thumbor() { # EXE PORT
+  cat > "$W/thumbor.conf" <<CONF
+STORAGE = 'thumbor.storages.file_storage'
+FILE_STORAGE_ROOT_PATH = '$W/thumbor-storage'
+RESULT_STORAGE = None
+LOADER = 'thumbor.loaders.http_loader'
+ALLOW_UNSAFE_URL = True
+QUALITY = 82
+CONF
+  # In its own process group (setsid), so cleanup ends its forked processes too, not only the parent.
+  setsid "$1" -p "$2" -c "$W/thumbor.conf" --processes 2 -l error >"${BENCH_LOG:-/dev/null}" 2>&1 &
+  BENCH_THUMBOR=$!
+  bench_wait_port "$2"
+}
+
+# Ends bench_thumbor's whole process group, and waits up to 5 s for its processes to finish exiting.
+bench_end_thumbor() {
+  [ -n "${BENCH_THUMBOR:-}" ] || return 0
+  kill -- -"$BENCH_THUMBOR" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 -- -"$BENCH_THUMBOR" 2>/dev/null || break; sleep 0.1; done
 }
 
 # Writes to FILE a wrk script that varies one number per request: PATH_FMT (from

@@ -20,7 +20,8 @@
 #  thumbor: 7.8.0 (PIL engine) with pillow-heif and pillow-avif-plugin (so it reads HEIC and
 #           AVIF) in .venv-bench at the repository root, 2 processes (= cores), file storage for
 #           originals (warmed first), no result storage, the http loader from the same origin,
-#           /unsafe/{w}x0/filters:format(jpeg)/…, QUALITY 82 — as service-bench.sh runs it.
+#           /unsafe/{w}x0/filters:format(jpeg)/…, QUALITY 82 — as service-bench.sh runs it
+#           (lib.sh: bench_thumbor).
 # Warming also checks that each server answers every source with a JPEG of the asked width.
 # Load: wrk -t1 -c$MIX_CONNECTIONS -d$BENCH_SECONDS --timeout 60s, a Lua script cycling through
 # the mix (at most MIX_CONNECTIONS requests in flight, so a run's count is bounded by its time).
@@ -58,13 +59,6 @@ fi
 bench_inputs --formats
 BIN=$(bench_release_bin)
 bench_init
-THUMBOR=""
-end_thumbor() { # its whole process group, and up to 5 s for its processes to finish exiting
-  [ -n "$THUMBOR" ] || return 0
-  kill -- -"$THUMBOR" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 -- -"$THUMBOR" 2>/dev/null || break; sleep 0.1; done
-}
-trap 'end_thumbor; bench_cleanup' EXIT
 PY=(python3 Tests/Benchmarks/mix_bench.py)
 
 KINDS=(jpeg-4mp jpeg-12mp-progressive png-12mp webp-12mp heic-12mp avif-12mp)
@@ -83,17 +77,8 @@ cat > "$W/thumbd.json" <<CONF
 CONF
 bench_daemon "$BIN" "$W/thumbd.json" 18461 "$W/thumbd.log"
 THUMBD=$BENCH_PID
-cat > "$W/thumbor.conf" <<CONF
-STORAGE = 'thumbor.storages.file_storage'
-FILE_STORAGE_ROOT_PATH = '$W/thumbor-storage'
-RESULT_STORAGE = None
-LOADER = 'thumbor.loaders.http_loader'
-ALLOW_UNSAFE_URL = True
-QUALITY = 82
-CONF
-# In its own process group (setsid), so cleanup ends its forked processes too, not only the parent.
-setsid "$VENV/bin/thumbor" -p 18462 -c "$W/thumbor.conf" --processes 2 -l error >"$W/thumbor.log" 2>&1 & THUMBOR=$!
-bench_wait_port 18462
+BENCH_LOG="$W/thumbor.log" bench_thumbor "$VENV/bin/thumbor" 18462
+THUMBOR=$BENCH_THUMBOR
 
 # Originals onto each server's disk: the first request of each source fetches it, the second
 # must come from thumbd's disk store; thumbor's file storage must then hold all six.

@@ -24,13 +24,6 @@ python3 -c 'import thumbor' 2>/dev/null || python3 -m pip install -q thumbor
 bench_inputs
 BIN=$(bench_release_bin)
 bench_init
-THUMBOR=""
-end_thumbor() { # its whole process group, and up to 5 s for its workers to finish exiting
-  [ -n "$THUMBOR" ] || return 0
-  kill -- -"$THUMBOR" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 -- -"$THUMBOR" 2>/dev/null || break; sleep 0.1; done
-}
-trap 'end_thumbor; bench_cleanup' EXIT
 mkdir "$W/origin" "$W/static" && cp "$INPUTS/jpeg-4mp.jpg" "$W/origin/photo.jpg"
 bench_origin "$W/origin" 18200
 SRC="http%3A%2F%2F127.0.0.1%3A18200%2Fphoto.jpg"
@@ -42,17 +35,7 @@ CONF
   bench_daemon "$BIN" "$W/$side.json" $port /dev/null
   [ $side = hits ] && HITS=$BENCH_PID || MISSES=$BENCH_PID
 done
-cat > "$W/thumbor.conf" <<CONF
-STORAGE = 'thumbor.storages.file_storage'
-FILE_STORAGE_ROOT_PATH = '$W/thumbor-storage'
-RESULT_STORAGE = None
-LOADER = 'thumbor.loaders.http_loader'
-ALLOW_UNSAFE_URL = True
-QUALITY = 82
-CONF
-# In its own process group (setsid), so cleanup ends its forked workers too, not only the parent.
-setsid thumbor -p 18203 -c "$W/thumbor.conf" --processes 2 -l error >/dev/null 2>&1 & THUMBOR=$!
-bench_wait_port 18203
+bench_thumbor thumbor 18203
 curl -sf --max-time 60 -o "$W/static/thumb.jpg" "http://127.0.0.1:18201/thumbnail?url=$SRC&w=256&h=256"
 curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18202/thumbnail?url=$SRC&w=100"          # original onto disk
 curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:18203/unsafe/100x0/127.0.0.1:18200/photo.jpg"  # thumbor's storage too
