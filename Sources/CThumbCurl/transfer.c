@@ -423,6 +423,12 @@ static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl
     (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
     thumb_transfer *t = context;
     if (t->head_done) return 0;
+    /* While a PUT's body is still going out, the check waits: the body is
+     * finite, so it resumes once the last chunk is sent, and an upload the
+     * store never reads ends at the deadline. Reading the kernel's counters
+     * for every 64 KiB chunk cost two syscalls each (the shared store's
+     * writes, Results.md). */
+    if (t->method == THUMB_METHOD_PUT && t->uploaded < t->upload_length) return 0;
     uint64_t received = bytes_received(t->fd);
     if (!(received > t->received_at_request && received - t->received_at_request > THUMB_MAX_HEAD + 4096)) {
         t->head_suspect_since_ms = 0;
