@@ -7,7 +7,7 @@ final class SHA256Stream {
     private let context: OpaquePointer
 
     init() {
-        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, Digest.sha256Method, nil) == 1 else {
             preconditionFailure("EVP_DigestInit_ex(SHA-256) failed")
         }
         self.context = context
