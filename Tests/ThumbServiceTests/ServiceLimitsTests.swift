@@ -68,6 +68,8 @@ import ThumbTestSupport
         let budget = estimate * 3 / 2
         let warm = try loopbackService("limits") { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
         _ = answer(warm, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
+        // Its facts too, computed after the answer: the storm's renders find them and queue nothing else.
+        #expect(eventually { warm.renders.statistics == .init() }, "\(warm.renders.statistics)")
         warm.renders.shutdown()
         // The storm on a service of its own over that store: its queue's peaks are the storm's alone.
         let s = ThumbnailService(configuration: warm.config, fetcher: Fetcher(policy: FetchPolicy(configuration: warm.config)),
@@ -90,6 +92,8 @@ import ThumbTestSupport
                 "\(s.renders.statistics)")
         gate.signal()
         #expect(group.wait(timeout: .now() + 30) == .success)
+        // The answers come from inside the jobs: the last may still be running, and none outlives the test.
+        #expect(eventually { s.renders.statistics == .init() }, "\(s.renders.statistics)")
         let peaks = s.renders.peaks
         #expect(ok.load(ordering: .relaxed) == 16, "all queued and served, none refused")
         #expect(peaks.active == 1 && peaks.memoryInUse <= budget && peaks.memoryInUse >= estimate,
