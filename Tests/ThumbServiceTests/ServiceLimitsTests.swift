@@ -55,6 +55,10 @@ import ThumbTestSupport
     /// Configuration.md `limits.maxDecodeMemoryBytes`: a storm of renders whose estimates
     /// do not fit together queues instead of running at once — with two workers
     /// and room for one decode, never more than one runs and the budget holds.
+    /// A gate job holds the queue until all 16 wait in it, so they contend for
+    /// the idle worker; the queue's own high-water mark (`peaks`) says what ran
+    /// at once. A thread polling `statistics` instead once saw nothing at all
+    /// on a loaded machine: it was not scheduled while the renders ran.
     @Test func aStormOfDecodesQueuesWithinTheMemoryBudget() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
@@ -62,22 +66,19 @@ import ThumbTestSupport
         let estimate = try ThumbnailPipeline.plan(source: TestOrigin.jpeg, variant: variant,
                                                   limits: ServiceConfiguration().pipelineLimits).estimatedMemory
         let budget = estimate * 3 / 2
-        let s = try loopbackService("limits") { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
+        let warm = try loopbackService("limits") { $0.workers = 2; $0.memoryCacheBytes = 0; $0.limits.maxDecodeMemoryBytes = budget }
+        _ = answer(warm, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
+        // Its facts too, computed after the answer: the storm's renders find them and queue nothing else.
+        #expect(eventually { warm.renders.statistics == .init() }, "\(warm.renders.statistics)")
+        warm.renders.shutdown()
+        // The storm on a service of its own over that store: its queue's peaks are the storm's alone.
+        let s = ThumbnailService(configuration: warm.config, fetcher: Fetcher(policy: FetchPolicy(configuration: warm.config)),
+                                 disk: warm.disk)
         defer { s.renders.shutdown() }
-        _ = answer(s, try thumbnailRequest(origin.url("/cat.jpg"), [("w", "10")]))   // the original onto disk
-        // The answer comes from inside the job: its worker counts it active a
-        // moment longer, and a storm job would fit beside its small cost.
-        _ = eventually { s.renders.statistics.active == 0 }
-        let sampling = Atomic<Bool>(true)
-        let peak = Mutex((active: 0, memory: 0))
-        let sampler = Thread {
-            while sampling.load(ordering: .relaxed) {
-                let now = s.renders.statistics
-                peak.withLock { $0 = (max($0.active, now.active), max($0.memory, now.memoryInUse)) }
-                usleep(200)
-            }
-        }
-        sampler.start()
+        // Beside the gate no decode fits (each is admitted at `estimate` or more), yet the gate alone is under `estimate`.
+        let gateCost = budget - estimate + 1
+        let gate = DispatchSemaphore(value: 0)
+        try s.renders.submit(cost: gateCost) { gate.wait() }
         let group = DispatchGroup()
         let ok = Atomic<Int>(0)
         for q in 60..<76 {   // 16 distinct variants, all about `estimate`
@@ -87,12 +88,16 @@ import ThumbTestSupport
                 group.leave()
             }
         }
+        #expect(eventually { s.renders.statistics == .init(active: 1, queued: 16, memoryInUse: gateCost) },
+                "\(s.renders.statistics)")
+        gate.signal()
         #expect(group.wait(timeout: .now() + 30) == .success)
-        sampling.store(false, ordering: .relaxed)
-        let seen = peak.withLock { $0 }
+        // The answers come from inside the jobs: the last may still be running, and none outlives the test.
+        #expect(eventually { s.renders.statistics == .init() }, "\(s.renders.statistics)")
+        let peaks = s.renders.peaks
         #expect(ok.load(ordering: .relaxed) == 16, "all queued and served, none refused")
-        #expect(seen.active == 1 && seen.memory <= budget && seen.memory >= estimate,
-                "peak active \(seen.active), peak memory \(seen.memory) of budget \(budget) (one decode ≈ \(estimate))")
+        #expect(peaks.active == 1 && peaks.memoryInUse <= budget && peaks.memoryInUse >= estimate,
+                "peak active \(peaks.active), peak memory \(peaks.memoryInUse) of budget \(budget) (one decode ≈ \(estimate))")
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 

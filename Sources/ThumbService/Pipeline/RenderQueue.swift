@@ -29,6 +29,15 @@ public final class RenderQueue: Sendable {
         public var memoryInUse = 0
     }
 
+    /// The most renders, and estimated bytes, that ran at once since the
+    /// queue started: how close a storm came to `workers` and
+    /// `limits.maxDecodeMemoryBytes`. Kept where jobs start, so a render too
+    /// short for any poll of `statistics` to see still counts.
+    public struct Peaks: Equatable, Sendable {
+        public var active = 0
+        public var memoryInUse = 0
+    }
+
     private struct Job {
         let id: Int
         let cost: Int
@@ -41,6 +50,7 @@ public final class RenderQueue: Sendable {
         var nextID = 0
         var active = 0
         var memoryInUse = 0
+        var peaks = Peaks()
         /// Ids of running jobs that were over `smallCost` when they started (the
         /// budget may change on reload): while any runs, small jobs may pass a waiting head.
         var largeRunning: Set<Int> = []
@@ -185,6 +195,8 @@ public final class RenderQueue: Sendable {
         }
     }
 
+    public var peaks: Peaks { state.withLock { $0.peaks } }
+
     /// The next job that may start now, marked running; nil if none may.
     private func takeJob() -> Job? {
         state.withLock { s in
@@ -204,6 +216,8 @@ public final class RenderQueue: Sendable {
                 s.started += 1
                 s.active += 1
                 s.memoryInUse += job.cost
+                s.peaks.active = max(s.peaks.active, s.active)
+                s.peaks.memoryInUse = max(s.peaks.memoryInUse, s.memoryInUse)
                 if job.cost > s.smallCost { s.largeRunning.insert(job.id) }
                 s.running[job.id] = clock.now
             }
