@@ -150,7 +150,10 @@ import ThumbTestSupport
 
     /// Downloads hold no thread (issue 11): 200 misses on distinct slow
     /// sources at once leave the thread count where it was, give or take
-    /// the few threads Dispatch starts for the disk look-ups.
+    /// the threads Dispatch starts for the disk look-ups: up to 16 on a
+    /// loaded host (measured beside six busy processes, all overcommit
+    /// workers started within 20 ms of the burst), against ~200 if each
+    /// download held one.
     @Test func twoHundredSlowMissesDoNotGrowTheThreadCount() throws {
         func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
         let origin = try TestOrigin()
@@ -172,7 +175,7 @@ import ThumbTestSupport
         let end = Date().addingTimeInterval(20)
         while group.wait(timeout: .now() + 0.02) == .timedOut, Date() < end { peak = max(peak, threads()) }
         #expect(ok.load(ordering: .relaxed) == 200)
-        #expect(peak - before <= 12, "threads \(before) before, \(peak) at the peak")
+        #expect(peak - before <= 40, "threads \(before) before, \(peak) at the peak")
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
 
