@@ -55,6 +55,16 @@ import ThumbHTTP
             return instance
         }
 
+        /// An instance that has fetched `SharedStoreTests.path` from the origin
+        /// once and written it to the shared store: what most tests start from.
+        func writer(sourceLocation: SourceLocation = #_sourceLocation) throws -> S3TestDaemon {
+            let a = try instance()
+            #expect(a.thumbnail(origin).status == 200, sourceLocation: sourceLocation)
+            #expect(eventually { a.stats("sharedStore")["writes"] == 1 }, "\(a.stats("sharedStore"))",
+                    sourceLocation: sourceLocation)
+            return a
+        }
+
         func stop(sourceLocation: SourceLocation = #_sourceLocation) {
             for instance in instances.reversed() { instance.stop(sourceLocation: sourceLocation) }
             origin.stop()
@@ -110,9 +120,7 @@ import ThumbHTTP
         let fleet = try Fleet()
         defer { fleet.stop() }
         let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
-        let a = try fleet.instance()
-        #expect(a.thumbnail(origin).status == 200)
-        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        let a = try fleet.writer()
         let inMemory = try #require(a.stats("memoryCache")["entries"])
         let purge = a.get("/cache?url=\(origin.url(Self.path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
                           method: "DELETE")
@@ -133,9 +141,7 @@ import ThumbHTTP
         let fleet = try Fleet()
         defer { fleet.stop() }
         let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
-        let a = try fleet.instance()
-        #expect(a.thumbnail(origin, Self.path).status == 200)
-        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        _ = try fleet.writer()
         let before = s3.request("GET", "/\(shared)/\(key(origin, Self.path)).json").body
         usleep(1_100_000)
         let b = try fleet.instance { $0.service.diskStore.ttlSeconds = 1 }
@@ -200,9 +206,7 @@ import ThumbHTTP
         let fleet = try Fleet()
         defer { fleet.stop() }
         let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
-        let a = try fleet.instance()
-        #expect(a.thumbnail(origin).status == 200)
-        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        _ = try fleet.writer()
         // The sidecar's answer (about 1 KiB) passes; the original's (tens of KiB) stops after its first bytes.
         let proxy = try LoopbackProxy(upstream: s3.port, stallAfter: 6000)
         defer { proxy.stop() }
@@ -255,9 +259,7 @@ import ThumbHTTP
         let fleet = try Fleet()
         defer { fleet.stop() }
         let origin = fleet.origin
-        let a = try fleet.instance()
-        #expect(a.thumbnail(origin).status == 200)
-        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        _ = try fleet.writer()
         let b = try fleet.instance()
         try FileManager.default.removeItem(atPath: b.directory + "/tmp")
         #expect(FileManager.default.createFile(atPath: b.directory + "/tmp", contents: Data("not a directory".utf8)))
@@ -276,9 +278,7 @@ import ThumbHTTP
         let fleet = try Fleet()
         defer { fleet.stop() }
         let origin = fleet.origin
-        let a = try fleet.instance()
-        #expect(a.thumbnail(origin).status == 200)
-        #expect(eventually { a.stats("sharedStore")["writes"] == 1 })
+        _ = try fleet.writer()
         let b = try fleet.instance { $0.service.limits.maxSourceBytes = TestOrigin.jpeg.count - 1 }
         let r = b.thumbnail(origin)
         #expect(r.status == 422 && String(decoding: r.body, as: UTF8.self).contains("source_too_large"), "\(r.status)")
