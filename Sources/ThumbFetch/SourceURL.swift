@@ -39,6 +39,15 @@ public struct SourceURL: Equatable, Sendable {
         absolute = text
     }
 
+    /// From parts already checked (an S3 object's address): nothing is parsed.
+    init(checkedScheme scheme: String, host: String, port: UInt16, target: String, absolute: String) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.target = target
+        self.absolute = absolute
+    }
+
     /// Host (an IPv6 literal in its brackets, still percent-encoded) and
     /// port text of an absolute URL that URLComponents accepted without user info.
     private static func authority(of text: String) -> (host: Substring, port: Substring)? {

@@ -109,6 +109,19 @@ import Testing
         #expect(try S3Endpoint("http://store:80").address(of: location, pathStyle: true).hostHeader == "store")
     }
 
+    /// The engine's URL is built from the parts, not parsed back: it must be what parsing would give.
+    @Test(arguments: [("http://127.0.0.1:8333", true), ("https://[::1]:9000/", true), ("https://s3.eu-west-1.amazonaws.com", false),
+                      ("HTTP://Store.Internal:9000", false), ("http://store:80", true), ("http://[::1]:80", true)])
+    func theRequestURLIsTheOneTheParserWouldGive(_ endpoint: String, _ pathStyle: Bool) throws {
+        let locations = try ["s3://media.example/a b/ü+.jpg", "s3://media/k", "s3://bucket-1/dir/x%3Fy%23z%41.png"].map(S3Location.init)
+            + [S3Location(bucket: "media", key: "thumbd/a b?#%.json")]
+        for location in locations {
+            let address = try S3Endpoint(endpoint).address(of: location, pathStyle: pathStyle)
+            #expect(address.request == (try SourceURL(address.url)), "\(endpoint) \(location)")
+            #expect(address.request.hostHeader == address.hostHeader)
+        }
+    }
+
     @Test(arguments: ["ftp://store", "http://store/prefix", "http://store/?x=1", "http://user:pw@store",
                       "http://store#f", "store:9000", "http://store:0", "http://store:70000", ""])
     func anEndpointIsHTTPOrHTTPSHostAndPortOnly(_ text: String) {

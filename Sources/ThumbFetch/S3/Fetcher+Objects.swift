@@ -41,11 +41,10 @@ extension Fetcher {
                        completion: @escaping @Sendable (Result<ObjectAnswer, FetchError>) -> Void) {
         let policy = self.policy
         guard let s3 = policy.s3 else { return completion(.failure(.badURL("the shared store needs s3.endpoint"))) }
-        let address = s3.endpoint.address(of: S3Location(bucket: bucket, key: key), pathStyle: s3.pathStyle)
-        let url: SourceURL
-        do throws(FetchError) { url = try SourceURL(address.url) } catch {
-            return completion(.failure(.badURL("cannot address \(bucket) at s3.endpoint")))
-        }
+        // The bucket is configuration, checked when it was read; checked again, as it is cheap, so that no
+        // caller can make it part of a host name unchecked.
+        guard S3Location.isValidBucket(bucket) else { return completion(.failure(.badURL("cannot address \(bucket) at s3.endpoint"))) }
+        let url = s3.endpoint.address(of: S3Location(bucket: bucket, key: key), pathStyle: s3.pathStyle).request
         var headers = [("User-Agent", "thumbd/0.1")]
         var sink: any BodySink = DiscardSink()
         var maxBytes = 1 << 20   // a PUT's or DELETE's answer is a short document

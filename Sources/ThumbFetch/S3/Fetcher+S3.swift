@@ -18,10 +18,7 @@ extension Fetcher {
             return completion(.failure(error))
         }
         let address = s3.endpoint.address(of: location, pathStyle: s3.pathStyle)
-        let url: SourceURL
-        do throws(FetchError) { url = try SourceURL(address.url) } catch {
-            return completion(.failure(.badURL("cannot address \(location.bucket) at s3.endpoint")))
-        }
+        let url = address.request
         var headers = Self.baseHeaders + [("x-amz-content-sha256", Self.emptyBodySHA256)]
         Self.append(conditional, to: &headers)
         var request = OriginRequest(

@@ -32,8 +32,12 @@ public struct S3Endpoint: Equatable, Sendable {
         let path = pathStyle ? "/" + location.bucket + "/" + key : "/" + key
         let name = host.contains(":") ? "[\(host)]" : host
         let defaultPort: UInt16 = scheme == "https" ? 443 : 80
-        return S3ObjectAddress(url: "\(scheme)://\(name):\(port)\(path)", host: host,
-                               hostHeader: port == defaultPort ? name : "\(name):\(port)", path: path)
+        let url = "\(scheme)://\(name):\(port)\(path)"
+        // Built from parts already checked (the endpoint by `init`, the bucket by its naming rules, the key
+        // S3-encoded), not parsed back: one URLComponents parse per store request was a measurable share of
+        // a shared-store write (Results.md § The shared originals store).
+        return S3ObjectAddress(url: url, host: host, hostHeader: port == defaultPort ? name : "\(name):\(port)", path: path,
+                               request: SourceURL(checkedScheme: scheme, host: host, port: port, target: path, absolute: url))
     }
 }
 
@@ -48,4 +52,6 @@ public struct S3ObjectAddress: Equatable, Sendable {
     public let hostHeader: String
     /// The request target: `/BUCKET/KEY` or `/KEY`, S3-encoded.
     public let path: String
+    /// The same address as the engine takes it.
+    public let request: SourceURL
 }
