@@ -135,7 +135,9 @@ import ThumbTestSupport
         }) { daemon, origin in
             let first = Atomic<Bool>(true)
             daemon.service.probeHook.withLock {
-                $0 = { if first.exchange(false, ordering: .relaxed) { Thread.sleep(forTimeInterval: 2.5) } }
+                // Held far past the batch's deadline (~1.5 s), so that a loaded host's late answer is still
+                // told apart from one that waited for the worker.
+                $0 = { if first.exchange(false, ordering: .relaxed) { Thread.sleep(forTimeInterval: 4.5) } }
             }
             let given = (0..<20).map { origin.url("/cat.jpg?n=\($0)") }
             let started = ContinuousClock.now
@@ -143,7 +145,7 @@ import ThumbTestSupport
             let took = (ContinuousClock.now - started) / .seconds(1)
             let answers = items(r.body)
             #expect(r.status == 200 && answers.count == 20)
-            #expect(took >= 1.4 && took < 2.4, "answered after \(took) s")
+            #expect(took >= 1.4 && took < 3.5, "answered after \(took) s")
             #expect(answers.enumerated().allSatisfy { $1["error"] as? String == "origin_timeout" && $1["url"] as? String == given[$0] })
             #expect(eventually(120) {
                 let f = daemon.service.flightsInProgress

@@ -146,7 +146,9 @@ final class Counter: Sendable {
         let other = try TestClient(port: port)
         other.send("GET /fast HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(other.readResponse()?.status == 200)
-        #expect(Date().timeIntervalSince(start) < 0.5)
+        // Served while the slow client still holds its half header (which it completes only below): a server
+        // it blocked would not answer at all. The bound is for a loaded host, far from that.
+        #expect(Date().timeIntervalSince(start) < 2)
         slow.send("TP/1.1\r\nHost: h\r\n\r\n")
         #expect(slow.readResponse()?.status == 200)
     }
