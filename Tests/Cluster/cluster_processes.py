@@ -11,6 +11,7 @@ import hashlib
 import http.client
 import json
 import os
+import random
 import signal
 import socket
 import struct
@@ -30,16 +31,32 @@ SHARED_PREFIX = "thumbd/"
 
 
 def free_ports(n):
-    """n distinct ports the kernel picked from its ephemeral range; held open
-    together so they differ, released just before the servers bind them."""
-    socks = []
-    for _ in range(n):
+    """n distinct ports, free now, from below the kernel's ephemeral range
+    (Tests/ThumbTestSupport/FreePorts.swift says why): an ephemeral port can
+    become some connection's source port before its server binds it (SeaweedFS
+    binds its S3 port seconds after it starts; a killed instance is restarted
+    on the port it had)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    ports = []
+    while len(ports) < n:
+        if low <= 11000:
+            candidate = 0   # no room below the range: the kernel picks, as before
+        else:
+            candidate = random.randrange(10000, low)
+            if candidate in ports:
+                continue
         s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
+        try:
+            s.bind(("127.0.0.1", candidate))
+            ports.append(s.getsockname()[1])
+        except OSError:
+            pass
+        finally:
+            s.close()
     return ports
 
 
