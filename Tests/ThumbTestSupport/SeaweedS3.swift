@@ -144,8 +144,10 @@ public final class SeaweedS3: @unchecked Sendable {
             let end = Date().addingTimeInterval(2)
             while process.isRunning && Date() < end { usleep(20_000) }
             if process.isRunning { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
-            process.waitUntilExit()
         }
+        // Also for a store that ended by itself: besides waiting, this is what drops the run-loop source
+        // through which Foundation's Process holds itself (LeakSanitizer saw each one a failed start left).
+        process.waitUntilExit()
         // `timeout` leads its own process group: wait (bounded) until `weed` has left it too.
         let end = Date().addingTimeInterval(5)
         while kill(-pid, 0) == 0 && Date() < end {
