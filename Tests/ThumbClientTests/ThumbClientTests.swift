@@ -158,10 +158,12 @@ import ThumbTestSupport
 
             let quick = await planner.thumbnail(for: 0)
             #expect((try? quick.get())?.width == 80, "40 pt at 2x")
-            let started = ContinuousClock.now
-            // Row 1 was cancelled: asking for it now starts a new request.
+            // Row 1 was cancelled: asking for it now starts a new request (`started` shows it), which gets
+            // the thumbnail where the cancelled task would give `.cancelled`. No time is asserted: the
+            // cancelled request's download may have stored the original by now (on a loaded host,
+            // seconds pass between these awaits), and then the new one is served from disk at once.
             let late = await planner.thumbnail(for: 1)
-            #expect((try? late.get()) != nil && ContinuousClock.now - started > .seconds(1))
+            #expect((try? late.get())?.width == 80, "row 1 asked again: \(late)")
             #expect(await planner.started == [0, 1, 2, 3, 1])
             // The facts came in one batch for the four sources (row 1's second request joined it).
             var known: ImageInfo?
