@@ -31,27 +31,25 @@ public struct S3Endpoint: Equatable, Sendable {
         let host = pathStyle ? self.host : location.bucket + "." + self.host
         let path = pathStyle ? "/" + location.bucket + "/" + key : "/" + key
         let name = host.contains(":") ? "[\(host)]" : host
-        let defaultPort: UInt16 = scheme == "https" ? 443 : 80
-        let url = "\(scheme)://\(name):\(port)\(path)"
         // Built from parts already checked (the endpoint by `init`, the bucket by its naming rules, the key
         // S3-encoded), not parsed back: one URLComponents parse per store request was a measurable share of
         // a shared-store write (Results.md § The shared originals store).
-        return S3ObjectAddress(url: url, host: host, hostHeader: port == defaultPort ? name : "\(name):\(port)", path: path,
-                               request: SourceURL(checkedScheme: scheme, host: host, port: port, target: path, absolute: url))
+        return S3ObjectAddress(request: SourceURL(checkedScheme: scheme, host: host, port: port, target: path,
+                                                  absolute: "\(scheme)://\(name):\(port)\(path)"))
     }
 }
 
 /// One object's request as libcurl makes it: what it connects to, the `Host`
 /// it sends (and SigV4 signs) and the path, byte for byte.
 public struct S3ObjectAddress: Equatable, Sendable {
-    /// The URL handed to libcurl (port always written, as for `SourceURL.curlURL`).
-    public let url: String
-    /// The host connected to, and compared with libcurl's own parse of `url`.
-    public let host: String
-    /// The `Host` header: the default port left out, as libcurl writes it.
-    public let hostHeader: String
-    /// The request target: `/BUCKET/KEY` or `/KEY`, S3-encoded.
-    public let path: String
-    /// The same address as the engine takes it.
+    /// The address as the engine takes it; the rest is read from it.
     public let request: SourceURL
+    /// The URL handed to libcurl (port always written, as for `SourceURL.curlURL`).
+    public var url: String { request.absolute }
+    /// The host connected to, and compared with libcurl's own parse of `url`.
+    public var host: String { request.host }
+    /// The `Host` header: the default port left out, as libcurl writes it.
+    public var hostHeader: String { request.hostHeader }
+    /// The request target: `/BUCKET/KEY` or `/KEY`, S3-encoded.
+    public var path: String { request.target }
 }
