@@ -55,22 +55,27 @@ extension Loopback {
     /// Whether 127.0.0.1:`port` can be bound now (without SO_REUSEADDR, so a
     /// port a connection in TIME_WAIT still holds counts as taken).
     private static func isFree(_ port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var a = address(port: port)
-        return withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        guard let fd = boundSocket(port) else { return false }
+        close(fd)
+        return true
     }
 
     /// A port that was free a moment ago (bound to 0, read back, closed).
     private static func ephemeralPort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        precondition(fd >= 0, "socket: \(errno)")
+        guard let fd = boundSocket(0) else { preconditionFailure("socket or bind: \(errno)") }
         defer { close(fd) }
-        var a = address(port: 0)
-        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         return boundPort(fd)
+    }
+
+    /// A TCP socket bound to 127.0.0.1:`port`, nil when that fails.
+    private static func boundSocket(_ port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var a = address(port: port)
+        let bound = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { close(fd); return nil }
+        return fd
     }
 }
