@@ -12,7 +12,7 @@
 
 // MARK: The spawn itself
 
-static pid_t spawn_now(const char *path, char *const argv[], char *const envp[], int channel_fd) {
+static pid_t spawn_now(const char *path, char *const argv[], char *const envp[], int channel_fd, int output_fd) {
     static char *const no_environment[] = { NULL };
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
@@ -24,9 +24,14 @@ static pid_t spawn_now(const char *path, char *const argv[], char *const envp[],
         return -err;
     }
     // In order: the channel first (it may sit on 0-2 in an odd daemon), then
-    // stdin, then everything above the channel. dup2 clears CLOEXEC on the
-    // copy; glibc (2.29+) clears it too when channel_fd is already 3.
-    err = posix_spawn_file_actions_adddup2(&actions, channel_fd, THUMBD_WORKER_CHANNEL_FD);
+    // stdin, stdout and stderr, then everything above the channel. dup2 clears
+    // CLOEXEC on the copy; glibc (2.29+) clears it too when channel_fd is already 3.
+    // The output pipe may itself sit on 3 (a daemon whose 0-2 were closed):
+    // copied first to 1, and 2 from there, before the channel takes 3.
+    err = posix_spawn_file_actions_adddup2(&actions, output_fd, STDOUT_FILENO);
+    if (err == 0) err = posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    if (err == 0 && channel_fd <= STDERR_FILENO) err = EINVAL;
+    if (err == 0) err = posix_spawn_file_actions_adddup2(&actions, channel_fd, THUMBD_WORKER_CHANNEL_FD);
     if (err == 0) err = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&actions, THUMBD_WORKER_CHANNEL_FD + 1);
 
@@ -35,7 +40,10 @@ static pid_t spawn_now(const char *path, char *const argv[], char *const envp[],
     sigfillset(&all);
     if (err == 0) err = posix_spawnattr_setsigmask(&attributes, &none);
     if (err == 0) err = posix_spawnattr_setsigdefault(&attributes, &all);
-    if (err == 0) err = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    // Its own process group (pgid = its pid), so the deadline's kill reaches the group.
+    if (err == 0) err = posix_spawnattr_setpgroup(&attributes, 0);
+    if (err == 0) err = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                                                 POSIX_SPAWN_SETPGROUP);
 
     pid_t pid = 0;
     if (err == 0) err = posix_spawn(&pid, path, &actions, &attributes, argv, envp != NULL ? envp : no_environment);
@@ -54,6 +62,7 @@ typedef struct {
     char *const *argv;
     char *const *envp;
     int channel_fd;
+    int output_fd;
     pid_t result;
     int done;
 } spawn_request;
@@ -72,7 +81,8 @@ static void *spawner_main(void *unused) {
     for (;;) {   // for the life of the process, by design
         while (pending == NULL || pending->done) pthread_cond_wait(&spawner_work, &spawner_lock);
         spawn_request *request = pending;
-        request->result = spawn_now(request->path, request->argv, request->envp, request->channel_fd);
+        request->result = spawn_now(request->path, request->argv, request->envp, request->channel_fd,
+                                    request->output_fd);
         request->done = 1;
         pthread_cond_broadcast(&spawner_done);
     }
@@ -95,11 +105,12 @@ static void start_spawner(void) {
     if (spawner_error == 0) pthread_setname_np(thread, "thumbd-spawner");
 }
 
-pid_t thumbd_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel_fd) {
-    if (path == NULL || argv == NULL || channel_fd < 0) return -EINVAL;
+pid_t thumbd_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel_fd, int output_fd) {
+    if (path == NULL || argv == NULL || channel_fd < 0 || output_fd < 0) return -EINVAL;
     pthread_once(&spawner_once, start_spawner);
     if (spawner_error != 0) return -spawner_error;
-    spawn_request request = { .path = path, .argv = argv, .envp = envp, .channel_fd = channel_fd };
+    spawn_request request = { .path = path, .argv = argv, .envp = envp, .channel_fd = channel_fd,
+                              .output_fd = output_fd };
     pthread_mutex_lock(&spawner_lock);
     while (pending != NULL) pthread_cond_wait(&spawner_free, &spawner_lock);
     pending = &request;
@@ -129,15 +140,27 @@ int thumbd_pidfd_kill(int pidfd) {
     return pidfd_send_signal(pidfd, SIGKILL, NULL, 0) == 0 ? 0 : -errno;
 }
 
-int thumbd_pidfd_wait(int pidfd, int nohang, int *signaled, int *value) {
+int thumbd_pidfd_wait(int pidfd, int nohang, int keep, int *signaled, int *value) {
     siginfo_t info = { 0 };
     int result;
     do {
-        result = waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | (nohang ? WNOHANG : 0));
+        result = waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | (nohang ? WNOHANG : 0) | (keep ? WNOWAIT : 0));
     } while (result < 0 && errno == EINTR);
     if (result < 0) return -errno;
     if (info.si_pid == 0) return 0;   // WNOHANG and still running
     *signaled = info.si_code == CLD_EXITED ? 0 : 1;
     *value = info.si_status;
     return 1;
+}
+
+int thumbd_output_pipe(int fds[2]) {
+    if (pipe2(fds, O_CLOEXEC) != 0) return -errno;
+    int flags = fcntl(fds[0], F_GETFL);
+    if (flags < 0 || fcntl(fds[0], F_SETFL, flags | O_NONBLOCK) != 0) {
+        int err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return -err;
+    }
+    return 0;
 }

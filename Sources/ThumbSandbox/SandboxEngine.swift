@@ -21,7 +21,11 @@ public final class SandboxEngine: RenderEngine {
     static let killGrace = 0.05
 
     let executable: String
-    private let idle = Mutex<[Worker]>([])
+    private let pool: WorkerPool
+    /// Whom a root daemon's workers run as (`sandbox.user`); follows reloads.
+    private let identity: Mutex<WorkerIdentity?>
+    /// Where the workers' output lines go (the daemon's log).
+    private let log = Mutex<@Sendable (String) -> Void>(SandboxEngine.standardError)
     private let killed = Atomic<Int>(0)
     private let crashed = Atomic<Int>(0)
     private let spawned = Atomic<Int>(0)
@@ -31,17 +35,29 @@ public final class SandboxEngine: RenderEngine {
     /// walks, to show what the isolation alone bounds.
     public let testStructureLimits = Atomic<Bool>(true)
 
-    /// Idle workers kept: as many as can be busy at once (the render
-    /// threads). A replacement started after a kill may find the pool full
-    /// (its thread started another meanwhile): it is ended, not kept, so
-    /// repeated kills cannot pile up processes.
-    let maxIdle: Int
-
     /// `executable`: the thumbd binary to start workers from
-    /// (`WorkerExecutable.resolve()`); `maxIdle`: the render threads' count.
-    public init(executable: String, maxIdle: Int) {
+    /// (`WorkerExecutable.resolve()`); `maxIdle`: the render threads' count,
+    /// which is also the most worker processes that exist at once;
+    /// `identity`: whom the workers of a root daemon run as (nil: `nobody`).
+    public init(executable: String, maxIdle: Int, identity: WorkerIdentity? = nil) {
         self.executable = executable
-        self.maxIdle = max(1, maxIdle)
+        pool = WorkerPool(capacity: maxIdle)
+        self.identity = Mutex(identity)
+    }
+
+    /// `sandbox.user` re-read (a reload): workers started from now on run as `identity`.
+    public func update(identity: WorkerIdentity?) {
+        self.identity.withLock { $0 = identity }
+    }
+
+    /// Where each line a worker writes goes, prefixed with its pid (at most
+    /// 20 lines and 4 KiB a job: `WorkerOutput`).
+    public func setLog(_ log: @escaping @Sendable (String) -> Void) {
+        self.log.withLock { $0 = log }
+    }
+
+    private static let standardError: @Sendable (String) -> Void = { line in
+        FileHandle.standardError.write(Data("thumbd \(line)\n".utf8))
     }
 
     public var counts: EngineCounts {
@@ -51,11 +67,7 @@ public final class SandboxEngine: RenderEngine {
 
     /// Ends every idle worker (a stopping daemon; busy ones end as their jobs return).
     public func shutdown() {
-        let workers = idle.withLock { idle in
-            defer { idle.removeAll() }
-            return idle
-        }
-        for worker in workers { worker.end() }
+        for worker in pool.takeIdle() { worker.end() }
     }
 
     deinit { shutdown() }
@@ -169,12 +181,12 @@ public final class SandboxEngine: RenderEngine {
             throw .internalError("a job that could not be written: \(error)")
         }
         let started = ContinuousClock.now
-        var worker = try checkOut()
+        var worker = try pool.checkOut { () throws(ServiceError) in try spawn() }
         do {
             try worker.start(frame, descriptor: descriptor, memoryCap: Self.cap(budget))
         } catch {
             worker.end()
-            worker = try spawn()
+            worker = try pool.checkOut { () throws(ServiceError) in try spawn() }
             do {
                 try worker.start(frame, descriptor: descriptor, memoryCap: Self.cap(budget))
             } catch {
@@ -229,25 +241,28 @@ public final class SandboxEngine: RenderEngine {
 
     /// Back into the pool, or ended when the pool is full.
     private func keep(_ worker: Worker) {
-        let kept = idle.withLock { idle in
-            guard idle.count < maxIdle else { return false }
-            idle.append(worker)
-            return true
-        }
-        if !kept { worker.end() }
+        if !pool.keep(worker) { worker.end() }
     }
 
-    /// Workers waiting for a job (tests: the pool stays within `maxIdle`).
-    var idleCount: Int { idle.withLock { $0.count } }
+    /// Workers waiting for a job (tests: the pool stays within the render threads' count).
+    var idleCount: Int { pool.idleCount }
 
-    private func checkOut() throws(ServiceError) -> Worker {
-        if let worker = idle.withLock({ $0.popLast() }) { return worker }
-        return try spawn()
-    }
+    /// Worker processes that exist now, busy or idle (tests: never above the render threads' count).
+    var liveCount: Int { pool.liveCount }
 
+    /// A new worker in a slot the pool has reserved (given back when it is reaped or fails to start).
     private func spawn() throws(ServiceError) -> Worker {
+        let identity: WorkerIdentity?
         do {
-            let worker = try Worker.spawn(executable: executable)
+            identity = try workerIdentity()
+        } catch {
+            pool.release()
+            throw .internalError("sandbox.user: \(error)")
+        }
+        let log = log.withLock { $0 }
+        do {
+            let worker = try Worker.spawn(executable: executable, identity: identity, log: log,
+                                          release: { [pool] in pool.release() })
             spawned.add(1, ordering: .relaxed)
             return worker
         } catch {
@@ -255,11 +270,21 @@ public final class SandboxEngine: RenderEngine {
         }
     }
 
+    /// Whom a new worker becomes: only a root daemon's workers change identity (SPEC §16).
+    private func workerIdentity() throws(WorkerIdentity.ResolutionError) -> WorkerIdentity? {
+        guard geteuid() == 0 || getuid() == 0 else { return nil }
+        if let identity = identity.withLock({ $0 }) { return identity }
+        return try WorkerIdentity.resolve(.name("nobody"))
+    }
+
     /// A replacement for a killed or crashed worker, started off the
-    /// request's path so the next job finds it ready.
+    /// request's path so the next job finds it ready — when a slot is free:
+    /// the processes never outnumber the render threads.
     private func prewarm() {
+        guard pool.reserve() else { return }
         DispatchQueue.global().async { [weak self] in
-            guard let self, let worker = try? self.spawn() else { return }
+            guard let self else { return }
+            guard let worker = try? self.spawn() else { return }
             self.keep(worker)
         }
     }

@@ -1,15 +1,28 @@
 import Foundation
+import Synchronization
 
 /// One worker process and the daemon's end of its channel. Used by one
 /// render thread at a time (checked out of `SandboxEngine`'s pool).
 final class Worker: Sendable {
     let process: WorkerProcess
     let channel: WorkerChannel
+    /// Its stdout and stderr, drained into the daemon's log.
+    let output: WorkerOutput
+    /// Gives the worker's process slot back once it has been reaped (`SandboxEngine`).
+    private let release: @Sendable () -> Void
+    private let released = Atomic<Bool>(false)
 
-    private init(process: WorkerProcess, channel: WorkerChannel) {
+    private init(process: WorkerProcess, channel: WorkerChannel, output: WorkerOutput,
+                 release: @escaping @Sendable () -> Void) {
         self.process = process
         self.channel = channel
+        self.output = output
+        self.release = release
     }
+
+    /// A worker dropped without `end()` (a pool being torn down) is still
+    /// killed, reaped and given back.
+    deinit { end() }
 
     /// How long a new worker may take to load its libraries and say `ready`
     /// (measured: about 30 ms; Isolation.md § Workers).
@@ -41,13 +54,31 @@ final class Worker: Sendable {
         return environment
     }
 
-    /// Spawns a worker from `executable` and waits for its `ready`.
-    static func spawn(executable: String) throws(SandboxError) -> Worker {
-        let (mine, theirs) = try WorkerChannel.pair()
-        let process = try WorkerProcess.spawn(path: executable, arguments: [WorkerMain.subcommand, String(getpid())],
-                                              environment: environment, channel: theirs)
-        theirs.close()
-        let worker = Worker(process: process, channel: mine)
+    /// Spawns a worker from `executable` and waits for its `ready`. `identity`:
+    /// whom a root daemon's worker becomes (nil: it stays who the daemon is,
+    /// which only a non-root daemon may ask). `release` runs once the worker's
+    /// process has been reaped, also when the spawn fails.
+    static func spawn(executable: String, identity: WorkerIdentity?, log: @escaping @Sendable (String) -> Void,
+                      release: @escaping @Sendable () -> Void) throws(SandboxError) -> Worker {
+        let channels: (WorkerChannel, WorkerChannel)
+        let output: WorkerOutput
+        let process: WorkerProcess
+        do throws(SandboxError) {
+            channels = try WorkerChannel.pair()
+            output = try WorkerOutput(log: log)
+            var arguments = [WorkerMain.subcommand, String(getpid())]
+            if let identity { arguments.append(identity.argument) }
+            process = try WorkerProcess.spawn(path: executable, arguments: arguments, environment: environment,
+                                              channel: channels.1, output: output.writeEnd.rawValue ?? -1,
+                                              identity: identity)
+        } catch {
+            release()
+            throw error
+        }
+        let mine = channels.0
+        channels.1.close()
+        output.writeEnd.close()
+        let worker = Worker(process: process, channel: mine, output: output, release: release)
         do throws(SandboxError) {
             let frame = try mine.receive(timeout: startTimeout, maxBytes: WorkerWire.maxFrameBytes)
             guard case .ready = try WorkerWire.decode(WorkerReply.self, frame.bytes) else {
@@ -62,6 +93,7 @@ final class Worker: Sendable {
 
     /// Caps the worker's memory for the job, then sends it.
     func start(_ frame: [UInt8], descriptor: Int32?, memoryCap: Int?) throws(SandboxError) {
+        output.jobStarted()
         if let memoryCap { try process.setMemoryCap(bytes: UInt64(memoryCap)) }
         try channel.send(frame, fds: descriptor.map { [$0] } ?? [])
     }
@@ -86,7 +118,7 @@ final class Worker: Sendable {
             return .hung
         } catch .closed {
             let ending = try? process.waitForExit()
-            channel.close()
+            retire()
             return .died(Self.describe(ending))
         } catch {
             end()
@@ -99,10 +131,19 @@ final class Worker: Sendable {
         channel.close()
         process.kill()
         _ = try? process.waitForExit()
+        retire()
+    }
+
+    /// After the reap: the channel closed, the last output read, the slot given back (once).
+    private func retire() {
+        channel.close()
+        output.finish()
+        if !released.exchange(true, ordering: .acquiringAndReleasing) { release() }
     }
 
     static func describe(_ ending: WorkerProcess.Ending?) -> String {
         switch ending {
+        case .signaled(SIGSYS)?: "was stopped by its seccomp filter (signal \(SIGSYS), SIGSYS)"
         case .signaled(let signal)?: "died of signal \(signal) (\(String(cString: strsignal(signal))))"
         case .exited(let status)?: "exited with status \(status)"
         case nil: "ended"

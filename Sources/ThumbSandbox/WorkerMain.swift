@@ -14,7 +14,19 @@ public enum WorkerMain {
     /// Never returns: `_exit` when the channel closes. Exit status 70 when the
     /// worker cannot start (its daemon sees the channel close before `ready`).
     public static func run(arguments: [String]) -> Never {
+        // `DAEMON-PID [UID:GID]`: the identity only when the daemon runs as root.
         guard let parentText = arguments.first, let parent = pid_t(parentText) else { fail("no daemon pid given") }
+        let identity = arguments.dropFirst().first.flatMap(WorkerIdentity.init(argument:))
+        // SPEC §16's order: privileges while single-threaded, then the parent-death signal (a uid
+        // change clears it), then the libraries, then the filter.
+        if geteuid() == 0 || getuid() == 0 {
+            guard let identity else { fail("started as root without a user to run as (sandbox.user)") }
+            do {
+                try WorkerProcess.dropPrivileges(to: identity)
+            } catch {
+                fail("cannot drop privileges: \(error)")
+            }
+        }
         do {
             try WorkerProcess.dieWithParent(parent)
         } catch {

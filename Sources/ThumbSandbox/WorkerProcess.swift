@@ -16,27 +16,33 @@ public final class WorkerProcess: Sendable {
     }
 
     public let pid: pid_t
+    /// Whom it runs as, when it changes identity (a root daemon's worker).
+    public let identity: WorkerIdentity?
     private let pidfd: OwnedFileDescriptor
     private let ending: Mutex<Ending?> = Mutex(nil)
 
-    private init(pid: pid_t, pidfd: Int32) {
+    private init(pid: pid_t, pidfd: Int32, identity: WorkerIdentity?) {
         self.pid = pid
         self.pidfd = OwnedFileDescriptor(taking: pidfd)
+        self.identity = identity
     }
 
     /// Starts `path` with `arguments` (argv[0] is `path`) and exactly
     /// `environment` (nothing of the daemon's own), stdin on /dev/null,
-    /// stdout and stderr shared, `channel` on fd 3 and no other descriptor
-    /// (`thumbd_spawn_worker`). Close the daemon's copy of `channel` afterwards.
+    /// stdout and stderr on `output` (the write end of a pipe the caller
+    /// drains), `channel` on fd 3 and no other descriptor, in a process group
+    /// of its own (`thumbd_spawn_worker`). Close the daemon's copies of
+    /// `channel` and `output` afterwards.
     public static func spawn(path: String, arguments: [String], environment: [String: String] = [:],
-                             channel: WorkerChannel) throws(SandboxError) -> WorkerProcess {
+                             channel: WorkerChannel, output: Int32,
+                             identity: WorkerIdentity? = nil) throws(SandboxError) -> WorkerProcess {
         guard let channelFD = channel.fileDescriptor else { throw .system("posix_spawn", EBADF) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             for pointer in argv + envp { free(pointer) }
         }
-        let pid = thumbd_spawn_worker(path, argv, envp, channelFD)
+        let pid = thumbd_spawn_worker(path, argv, envp, channelFD, output)
         guard pid > 0 else { throw .system("posix_spawn", -pid) }
         let pidfd = thumbd_pidfd_open(pid)
         guard pidfd >= 0 else {
@@ -46,23 +52,31 @@ public final class WorkerProcess: Sendable {
             _ = waitpid(pid, &status, 0)
             throw .system("pidfd_open", -pidfd)
         }
-        return WorkerProcess(pid: pid, pidfd: pidfd)
+        return WorkerProcess(pid: pid, pidfd: pidfd, identity: identity)
     }
 
     /// A descriptor that polls readable once the worker has ended (for an
     /// event loop); owned here.
     public var pidFileDescriptor: Int32? { pidfd.rawValue }
 
-    /// Sends SIGKILL. Nothing happens once the worker has been reaped.
+    /// Sends SIGKILL to the worker's process group, then to the worker
+    /// itself. Nothing happens once the worker has been reaped (the lock keeps
+    /// `reap()` out meanwhile: an unreaped leader's group id cannot belong to
+    /// anyone else).
     public func kill() {
-        guard let fd = pidfd.rawValue else { return }
-        _ = thumbd_pidfd_kill(fd)
+        ending.withLock { ending in
+            guard ending == nil, let fd = pidfd.rawValue else { return }
+            _ = thumbd_kill_group(pid)
+            _ = thumbd_pidfd_kill(fd)
+        }
     }
 
     /// How the worker ended, reaping it, or nil while it still runs. Never blocks.
     public func reap() throws(SandboxError) -> Ending? {
         let result: Result<Ending?, SandboxError> = ending.withLock { ending in
             if let ending { return .success(ending) }
+            // As in `waitForExit`: the group is killed before the leader is reaped.
+            if case .success(.some) = Self.wait(pidfd, nohang: true, keep: true) { _ = thumbd_kill_group(pid) }
             switch Self.wait(pidfd, nohang: true) {
             case .success(let found):
                 ending = found
@@ -77,6 +91,13 @@ public final class WorkerProcess: Sendable {
     /// Waits until the worker ends (after `kill()`, promptly) and reaps it.
     public func waitForExit() throws(SandboxError) -> Ending {
         if let known = ending.withLock({ $0 }) { return known }
+        // Waits for the end without reaping; then whatever the worker left in its group ends with
+        // it, killed while the leader (a zombie now) still holds the group's id; then the reap.
+        if case .success = Self.wait(pidfd, nohang: false, keep: true) {
+            ending.withLock { ending in
+                if ending == nil { _ = thumbd_kill_group(pid) }
+            }
+        }
         switch Self.wait(pidfd, nohang: false) {
         case .success(let found?):
             ending.withLock { $0 = found }
@@ -97,7 +118,8 @@ public final class WorkerProcess: Sendable {
     /// the limit is set by pid.
     public func setMemoryCap(bytes: UInt64) throws(SandboxError) {
         let result = ending.withLock { ending -> Int32 in
-            ending == nil ? thumbd_set_memory_cap(pid, bytes) : -ESRCH
+            ending == nil ? thumbd_set_memory_cap(pid, bytes, identity.map { Int64($0.uid) } ?? -1,
+                                                 identity.map { Int64($0.gid) } ?? -1) : -ESRCH
         }
         guard result == 0 else { throw .system("prlimit", -result) }
     }
@@ -107,11 +129,12 @@ public final class WorkerProcess: Sendable {
     /// leave them uncapped.
     public static var memoryCapSupported: Bool { thumbd_memory_cap_supported() == 1 }
 
-    private static func wait(_ pidfd: OwnedFileDescriptor, nohang: Bool) -> Result<Ending?, SandboxError> {
+    private static func wait(_ pidfd: OwnedFileDescriptor, nohang: Bool,
+                             keep: Bool = false) -> Result<Ending?, SandboxError> {
         guard let fd = pidfd.rawValue else { return .failure(.system("waitid", EBADF)) }
         var signaled: Int32 = 0
         var value: Int32 = 0
-        let result = thumbd_pidfd_wait(fd, nohang ? 1 : 0, &signaled, &value)
+        let result = thumbd_pidfd_wait(fd, nohang ? 1 : 0, keep ? 1 : 0, &signaled, &value)
         if result < 0 { return .failure(.system("waitid", -result)) }
         if result == 0 { return .success(nil) }
         return .success(signaled == 1 ? .signaled(value) : .exited(value))
@@ -126,7 +149,14 @@ public final class WorkerProcess: Sendable {
 
     // MARK: Inside the worker
 
-    /// For a worker, first thing: SIGKILL when the daemon (`parent`, passed
+    /// For a worker of a root daemon, first thing: no groups, `identity`'s gid
+    /// and uid, no capability (`thumbd_worker_drop_privileges`).
+    public static func dropPrivileges(to identity: WorkerIdentity) throws(SandboxError) {
+        let result = thumbd_worker_drop_privileges(identity.uid, identity.gid)
+        guard result == 0 else { throw .system("dropping privileges to \(identity)", -result) }
+    }
+
+    /// For a worker, after the privilege drop: SIGKILL when the daemon (`parent`, passed
     /// on its command line) dies; throws `.closed` if it already has.
     public static func dieWithParent(_ parent: pid_t) throws(SandboxError) {
         let result = thumbd_worker_die_with_parent(parent)

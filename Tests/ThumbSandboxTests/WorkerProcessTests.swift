@@ -24,7 +24,7 @@ import ThumbSandbox
             path: "/bin/sh",
             arguments: ["-c", "echo fd3 >&3; readlink /proc/self/fd/0 >&3; ls /proc/self/fd >&3; "
                               + "echo \"[$THUMBD_SANDBOX_TEST_SECRET][$JOB]\" >&3"],
-            environment: Self.path.merging(["JOB": "7"]) { $1 }, channel: child)
+            environment: Self.path.merging(["JOB": "7"]) { $1 }, channel: child, output: outputSink)
         child.close()   // or the daemon's end never sees the worker's end close
 
         func line() throws -> String {
@@ -48,7 +48,7 @@ import ThumbSandbox
     /// Signals 32 and 33 are glibc's own, which posix_spawn sets to SIG_IGN.
     @Test func theChildStartsWithNoSignalBlockedOrIgnored() throws {
         let (_, child) = try WorkerChannel.pair()
-        let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child)
+        let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child, output: outputSink)
         defer { worker.kill() }
         var status = ""
         for _ in 0..<500 {   // at most 5 s, until sleep itself runs
@@ -64,7 +64,7 @@ import ThumbSandbox
 
     @Test func killThenReapReportsSIGKILLAndKillingAgainIsHarmless() throws {
         let (_, child) = try WorkerChannel.pair()
-        let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child)
+        let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child, output: outputSink)
         #expect(try worker.reap() == nil, "still running")
         worker.kill()
         #expect(try worker.waitForExit() == .signaled(SIGKILL))
@@ -75,7 +75,7 @@ import ThumbSandbox
 
     @Test func anExitCodeIsReportedByTheNonBlockingReap() throws {
         let (_, child) = try WorkerChannel.pair()
-        let worker = try WorkerProcess.spawn(path: "/bin/sh", arguments: ["-c", "exit 7"], channel: child)
+        let worker = try WorkerProcess.spawn(path: "/bin/sh", arguments: ["-c", "exit 7"], channel: child, output: outputSink)
         var ending: WorkerProcess.Ending?
         for _ in 0..<1000 where ending == nil {   // at most 10 s
             ending = try worker.reap()
@@ -86,7 +86,7 @@ import ThumbSandbox
 
     @Test func aWorkerDroppedUnreapedIsKilledAndReaped() throws {
         let (_, child) = try WorkerChannel.pair()
-        var worker: WorkerProcess? = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child)
+        var worker: WorkerProcess? = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["30"], channel: child, output: outputSink)
         let pid = try #require(worker?.pid)
         #expect(kill(pid, 0) == 0)
         worker = nil
@@ -96,7 +96,7 @@ import ThumbSandbox
     @Test func aMissingProgramIsASpawnError() throws {
         let (_, child) = try WorkerChannel.pair()
         #expect(throws: SandboxError.system("posix_spawn", ENOENT)) {
-            try WorkerProcess.spawn(path: "/nonexistent/thumbd-worker", arguments: [], channel: child)
+            try WorkerProcess.spawn(path: "/nonexistent/thumbd-worker", arguments: [], channel: child, output: outputSink)
         }
     }
 
@@ -105,7 +105,7 @@ import ThumbSandbox
             for code in Int32(1)...8 {
                 group.addTask {
                     let (_, child) = try WorkerChannel.pair()
-                    let worker = try WorkerProcess.spawn(path: "/bin/sh", arguments: ["-c", "exit \(code)"], channel: child)
+                    let worker = try WorkerProcess.spawn(path: "/bin/sh", arguments: ["-c", "exit \(code)"], channel: child, output: outputSink)
                     return (code, try worker.waitForExit())
                 }
             }
@@ -136,7 +136,7 @@ import ThumbSandbox
 
     @Test func theMemoryCapSetsTheSoftDataLimitAndKeepsTheHardOne() throws {
         let (_, child) = try WorkerChannel.pair()
-        let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["5"], channel: child)
+        let worker = try WorkerProcess.spawn(path: "/bin/sleep", arguments: ["5"], channel: child, output: outputSink)
         defer { worker.kill() }
         try worker.setMemoryCap(bytes: 64 << 20)
         var own = rlimit()
@@ -157,7 +157,7 @@ import ThumbSandbox
         let (daemon, child) = try WorkerChannel.pair()
         // Waits for the go (one byte) so the cap is in place before awk allocates.
         let script = "read go <&3; exec awk 'BEGIN { s = \"x\"; for (i = 0; i < 26; i++) s = s s; print length(s) }' >&3 2>/dev/null"
-        let worker = try WorkerProcess.spawn(path: "/bin/sh", arguments: ["-c", script], environment: Self.path, channel: child)
+        let worker = try WorkerProcess.spawn(path: "/bin/sh", arguments: ["-c", script], environment: Self.path, channel: child, output: outputSink)
         child.close()
         if let cap { try worker.setMemoryCap(bytes: cap) }
         try daemon.send(Array("\n".utf8))
@@ -194,7 +194,7 @@ private final class SpawnBox: @unchecked Sendable {
         do {
             let (_, child) = try WorkerChannel.pair()
             let spawned = try WorkerProcess.spawn(path: "/usr/bin/setpriv",
-                                                  arguments: ["--pdeathsig", "KILL", "/bin/sleep", "30"], channel: child)
+                                                  arguments: ["--pdeathsig", "KILL", "/bin/sleep", "30"], channel: child, output: outputSink)
             worker = spawned
             for _ in 0..<500 {   // at most 5 s
                 if readText("/proc/\(spawned.pid)/comm") == "sleep\n" { return }
@@ -205,3 +205,7 @@ private final class SpawnBox: @unchecked Sendable {
         }
     }
 }
+
+/// Where the spawned test programs' stdout and stderr go (the spawn needs a
+/// descriptor for them; the daemon's is a drained pipe, `WorkerOutput`).
+let outputSink: Int32 = open("/dev/null", O_WRONLY | O_CLOEXEC)

@@ -52,21 +52,42 @@ ssize_t thumbd_channel_recv(int fd, void *buf, size_t cap, int *fds, int maxfds,
 /// posix_spawn of `path` (never fork: the daemon's address space is large and
 /// multithreaded) with `argv` and `envp` (NULL: an empty environment, never
 /// the daemon's own, which may hold credentials). In the child: stdin is
-/// /dev/null, stdout and stderr are the daemon's, `channel_fd` is on fd 3 with
-/// CLOEXEC cleared, every other descriptor from 4 up is closed (so no listening
+/// /dev/null, stdout and stderr are `output_fd` (the write end of the pipe the
+/// daemon drains into its log, never the daemon's own descriptors, which a
+/// worker could truncate or flood), `channel_fd` is on fd 3 with CLOEXEC
+/// cleared, every other descriptor from 4 up is closed (so no listening
 /// socket, client connection or store file reaches a worker, CLOEXEC or not),
 /// no signal is blocked and every signal has its default action (the daemon
 /// blocks the ones it waits for; SIG_IGN would otherwise survive exec). The
-/// child stays in the daemon's session and process group.
+/// child leads a process group of its own (its pgid is its pid), so a kill of
+/// the group reaches anything it could have started.
 ///
 /// The spawn runs on one thread this library keeps for the life of the
 /// process: the kernel's parent-death signal (see
 /// `thumbd_worker_die_with_parent`) fires when the *thread* that created the
 /// child exits, and a Dispatch or Swift concurrency thread may retire at any
 /// idle moment, which would kill healthy workers. Returns the pid, or -errno.
-pid_t thumbd_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel_fd);
+pid_t thumbd_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel_fd, int output_fd);
 
-/// For the worker, first thing after start: prctl(PR_SET_PDEATHSIG, SIGKILL),
+/// pipe2(O_CLOEXEC) for a worker's stdout and stderr: `fds[0]` (the daemon's
+/// read end) is also non-blocking, for an event source that drains it.
+int thumbd_output_pipe(int fds[2]);
+
+/// SIGKILL to every process of the group `group` leads (a worker's pid). Call
+/// it only while the leader is not yet reaped: until then the group's id
+/// cannot be reused by another process. -EINVAL for 0 and 1.
+int thumbd_kill_group(pid_t group);
+
+/// For a worker of a root daemon, first thing, while single-threaded
+/// (SPEC §16): empties the capability bounding set, drops the supplementary
+/// groups, takes `gid` then `uid` (real, effective and saved), empties the
+/// permitted, effective, inheritable and ambient capability sets, and checks
+/// the result (and that setuid(0) now fails). Changing the uid clears
+/// PR_SET_PDEATHSIG, so `thumbd_worker_die_with_parent` comes after this.
+/// -EINVAL for uid or gid 0; -EPERM when a check fails.
+int thumbd_worker_drop_privileges(uid_t uid, gid_t gid);
+
+/// For the worker, after the privilege drop: prctl(PR_SET_PDEATHSIG, SIGKILL),
 /// then getppid() == `expected_parent` (the daemon passes its pid on the
 /// command line). The check closes the race where the daemon died before the
 /// prctl, when the worker was already re-parented and no signal will come.
@@ -86,8 +107,10 @@ int thumbd_pidfd_kill(int pidfd);
 /// with `*signaled` (0: exited, 1: killed by a signal) and `*value` (the exit
 /// code or the signal number), 0 when it is still running (`nohang`), or
 /// -errno (-ECHILD: already reaped, or SIGCHLD is set to SIG_IGN, which makes
-/// the kernel reap children by itself; the daemon must not do that).
-int thumbd_pidfd_wait(int pidfd, int nohang, int *signaled, int *value);
+/// the kernel reap children by itself; the daemon must not do that). `keep`:
+/// report the end but leave the child a zombie (WNOWAIT), so its pid and
+/// process group stay its own for one more call.
+int thumbd_pidfd_wait(int pidfd, int nohang, int keep, int *signaled, int *value);
 
 // MARK: Shared memory
 
@@ -114,7 +137,11 @@ int thumbd_is_sealed(int fd);
 /// mappings, Linux 4.7+) rather than RLIMIT_AS: the allocator's per-thread
 /// arenas reserve address space they never touch. Not counted: shared
 /// mappings and memfd pages. The daemon sets it on a worker before each job.
-int thumbd_set_memory_cap(pid_t pid, uint64_t bytes);
+/// `uid`/`gid` (-1: none): the worker's ids when it runs as another user;
+/// a root daemon without CAP_SYS_RESOURCE then makes the call with its real
+/// ids switched to the worker's on the calling thread alone, which the
+/// kernel's same-user rule allows, and switched back.
+int thumbd_set_memory_cap(pid_t pid, uint64_t bytes, int64_t uid, int64_t gid);
 
 /// 0 in a process running under AddressSanitizer or ThreadSanitizer (their
 /// shadow memory is terabytes of reservations a data cap cannot tell from
@@ -126,20 +153,17 @@ int thumbd_memory_cap_supported(void);
 // MARK: Seccomp
 
 /// PR_SET_NO_NEW_PRIVS, then a seccomp filter on every thread of the process
-/// (SECCOMP_FILTER_FLAG_TSYNC). A syscall of another architecture (i386
-/// int 0x80) kills the process. These fail with EPERM, not a kill, so a
-/// library's lazy open gets a clean error: opening files (open, openat,
-/// openat2, creat, uselib), changing the file system (link, unlink, rename,
-/// mkdir, rmdir, mknod, symlink, truncate by path, chmod, chown by path,
-/// utimes), sockets (socket, socketpair, connect, bind, listen, accept,
-/// accept4), execve, execveat, setrlimit, prlimit64 with a new limit (reading
-/// limits stays allowed: glibc's getrlimit is prlimit64 with NULL), ptrace,
-/// process_vm_readv and process_vm_writev (the daemon's memory holds its
-/// secrets), pidfd_getfd (another process's descriptors), io_uring (whose
-/// operations open and connect without passing through seccomp), and on
-/// x86_64 every x32 syscall. Everything else is allowed (kill and tgkill
-/// included: abort needs them). Load every plug-in and data file before
-/// calling (libheif's plug-ins, iconv, time zones). Returns 0 or -errno
+/// (SECCOMP_FILTER_FLAG_TSYNC): an allow-list of what a job needs
+/// (Isolation.md § The seccomp filter names each call and why). A call not on
+/// it fails with ENOSYS (clone3 included, so glibc falls back to clone, which
+/// passes with the thread flags only), so a library's lazy open gets a clean
+/// error. A short list of calls only an attack makes (execve, ptrace, fork,
+/// namespaces, mount, bpf, fanotify, keyctl, identity changes...) and a signal
+/// to any other process trap: a SIGSYS handler installed here writes one line
+/// naming the call to stderr, and the worker then dies of SIGSYS; replacing
+/// that handler is itself such a call. A syscall of another architecture
+/// (i386 int 0x80) kills the process at once. Load every plug-in and data file
+/// before calling (libheif's plug-ins, iconv, time zones). Returns 0 or -errno
 /// (-EAGAIN if another thread could not be synchronised).
 int thumbd_enter_sandbox(void);
 
