@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
                                                           "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
         .testTarget(name: "ThumbSandboxTests", dependencies: ["ThumbSandbox", "CThumbSandbox"], exclude: ["Fixtures"]),
-        .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ThumbClientTests", dependencies: ["ThumbClient", "ThumbAPI", "ThumbService", "ThumbHTTP",
                                                              "ThumbTestSupport"]),
     ]

@@ -35,7 +35,8 @@ public final class Daemon: Sendable {
                                    fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: core)),
                                    disk: disk,
                                    engine: engine ?? SandboxEngine(executable: WorkerExecutable.resolve(),
-                                                                   maxIdle: RenderQueue.workerCount(core.workers)))
+                                                                   maxIdle: RenderQueue.workerCount(core.workers),
+                                                                   identity: try? configuration.sandbox.identity()))
         // The handler reports the server's figures and the server calls the
         // handler: the reference is set once, before the first request. It is
         // weak because the server owns the handler; a strong one would be a
@@ -84,9 +85,16 @@ public final class Daemon: Sendable {
         // Before the service's reload, which retires the handler's shortcuts
         // past the signature: none may outlive the old key.
         handler.update(security: new.security)
+        if let identity = try? new.sandbox.identity() { (service.engine as? SandboxEngine)?.update(identity: identity) }
         service.reload(new.service)
         server.update(new.http)
         return changed
+    }
+
+    /// Where the render workers' output lines go (at most 20 lines and 4 KiB
+    /// a job each, prefixed with the worker's pid): the daemon's log.
+    public func setWorkerLog(_ log: @escaping @Sendable (String) -> Void) {
+        (service.engine as? SandboxEngine)?.setLog(log)
     }
 
     /// Graceful stop: no new connections, requests in flight finish within

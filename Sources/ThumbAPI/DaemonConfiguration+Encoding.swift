@@ -86,6 +86,14 @@ extension DaemonConfiguration {
                 ("signingKey", secret(security.signingKey)),
                 ("adminToken", secret(security.adminToken)),
             ])),
+            ("sandbox", .object([
+                ("user", {
+                    switch sandbox.user {
+                    case .name(let name): JSONValue.string(name)
+                    case .id(let id): JSONValue.integer(id)
+                    }
+                }()),
+            ])),
             ("log", .object([
                 ("level", .string(log.level.rawValue)),
                 ("accessLog", .bool(log.accessLog)),

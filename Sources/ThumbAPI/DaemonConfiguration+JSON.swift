@@ -38,6 +38,16 @@ extension DaemonConfiguration {
             if let v = try s.nullableString("adminToken") { c.security.adminToken = try nonEmpty(v, "security.adminToken") }
             try s.finish()
         }
+        if var s = try r.object("sandbox") {
+            switch s.take("user") {
+            case nil: break
+            case .string(let name)?: c.sandbox.user = .name(name)
+            case .integer(let id)?: c.sandbox.user = .id(id)
+            default: throw ConfigurationError(key: "sandbox.user", "must be a user name or a uid")
+            }
+            try s.finish()
+            _ = try c.sandbox.identity()   // a name that does not resolve stops start-up and check-config
+        }
         if var l = try r.object("log") {
             if let v = try l.string("level") {
                 guard let level = LogLevel(rawValue: v) else {

@@ -1,4 +1,5 @@
 import ThumbHTTP
+import ThumbSandbox
 import ThumbService
 
 /// thumbd's configuration file, whole (Configuration.md): the daemon's own keys
@@ -14,6 +15,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// The HTTP server's own limits type, so its defaults are written once.
     public var http = HTTPServerConfiguration()
     public var security = Security()
+    public var sandbox = Sandbox()
     public var log = Log()
 
     public init() {}
@@ -23,6 +25,21 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var signingKey: String?
         /// Bearer token of the admin routes; nil: they are open (bind to loopback then).
         public var adminToken: String?
+    }
+
+    public struct Sandbox: Equatable, Sendable {
+        /// `sandbox.user`: whom a root daemon's workers run as (Isolation.md § Workers).
+        public var user: WorkerIdentity.User = .name("nobody")
+
+        /// `user`'s uid and primary group, looked up now (at start, in
+        /// check-config and on reload: the user database may have changed).
+        public func identity() throws(ConfigurationError) -> WorkerIdentity {
+            do {
+                return try WorkerIdentity.resolve(user)
+            } catch {
+                throw ConfigurationError(key: "sandbox.user", error.description)
+            }
+        }
     }
 
     public struct Log: Equatable, Sendable {

@@ -75,6 +75,7 @@ final class Worker: Sendable {
             release()
             throw error
         }
+        output.pid.store(process.pid, ordering: .relaxed)
         let mine = channels.0
         channels.1.close()
         output.writeEnd.close()

@@ -29,6 +29,8 @@ final class WorkerOutput: @unchecked Sendable {
     private let source: any DispatchSourceRead
     private let budget = Mutex(Budget())
     private let log: @Sendable (String) -> Void
+    /// The worker's pid, for the lines' prefix (set once it is spawned).
+    let pid = Atomic<Int32>(0)
 
     /// `log` gets each line, without its line feed, already bounded.
     init(log: @escaping @Sendable (String) -> Void) throws(SandboxError) {
@@ -59,8 +61,8 @@ final class WorkerOutput: @unchecked Sendable {
             }
             return (nil, budget.dropped + partial.count)
         }
-        if let tail { log(tail) }
-        if dropped > 0 { log("(\(dropped) more bytes of output dropped)") }
+        if let tail { emit(tail) }
+        if dropped > 0 { emit("(\(dropped) more bytes of output dropped)") }
     }
 
     /// The worker has been reaped (and its group killed): what it wrote is all
@@ -114,6 +116,10 @@ final class WorkerOutput: @unchecked Sendable {
                 }
             }
         }
-        for line in lines { log(line) }
+        for line in lines { emit(line) }
+    }
+
+    private func emit(_ line: String) {
+        log("worker \(pid.load(ordering: .relaxed)): \(line)")
     }
 }

@@ -18,6 +18,13 @@ enum Serve {
             }
         }
         if let listen { config.listen = listen }
+        do {
+            // Also for the built-in `nobody`: a worker must never start without a user to become.
+            _ = try config.sandbox.identity()
+        } catch {
+            FileHandle.standardError.write(Data("thumbd: \(error)\n".utf8))
+            return 2
+        }
         let log = Log(level: config.log.level, accessLog: config.log.accessLog)
         if let files = FileLimit.raiseToHard(), files < config.http.maxConnections + FileLimit.headroom {
             log.write(.warning, "open-file limit \(files) is below http.maxConnections \(config.http.maxConnections) "
@@ -49,6 +56,7 @@ enum Serve {
             }
         }
         daemon.server.onWarning = { log.write(.warning, $0) }
+        daemon.setWorkerLog { log.write(.warning, Log.escaped($0)) }
         daemon.handler.setInternalErrorLog { log.write(.error, "internal error: \(Log.escaped($0))") }
         daemon.service.setStoreFailureLog { log.write(.warning, "s3 source \(Log.escaped($0))") }
         // Before listening: a reload or a stop may come as soon as systemd
