@@ -97,6 +97,14 @@ public enum ImageDecoder {
     /// libjpeg's (and our WebP) output size for a side at M/8: ceil(side·M/8).
     static func scaled(_ side: Int, _ m: Int) -> Int { (side * m + 7) / 8 }
 
+    /// The size a decode for `minimumDisplayedSize` delivers its rows at (JPEG
+    /// and opaque still WebP decode at a reduced scale; the rest whole).
+    public static func decodedSize(header: ImageHeader,
+                                   minimumDisplayedSize: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+        let m = scaleNumerator(header: header, minimumDisplayedSize: minimumDisplayedSize)
+        return (scaled(header.width, m), scaled(header.height, m))
+    }
+
     /// Bytes a decode is estimated to need at its peak: the decoded bitmap at
     /// the chosen scale, plus what the decoder holds besides — the whole
     /// coefficient buffer of a progressive JPEG (2 bytes per coefficient,

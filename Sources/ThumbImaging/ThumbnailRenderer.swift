@@ -67,7 +67,10 @@ public struct ThumbnailRenderer: ScanlineSink {
         let reducedWidth = (width + kx - 1) / kx, reducedHeight = (height + ky - 1) / ky
         let target = storedTarget
         let scaled = target.width * target.height
-        let floats = reducedWidth * reducedHeight + target.width * reducedHeight + scaled
+        // The resampler hands the reduced floats back as they are when they already have the
+        // target's size: no horizontal pass and no second result then.
+        let resamples = reducedWidth != target.width || reducedHeight != target.height
+        let floats = reducedWidth * reducedHeight + (resamples ? target.width * reducedHeight + scaled : 0)
         let filters = blurSigma != nil || sharpenSigma != nil ? scaled : 0
         let window = geometry.windowWidth * geometry.windowHeight, result = geometry.width * geometry.height
         let copies = (window != scaled ? 1 : 0) + (orientation == .up ? 0 : 1) + (result != window ? 1 : 0)

@@ -80,15 +80,18 @@ public struct RenderPlan: Sendable, Codable {
             + composeMemory
     }
 
-    /// What scaling and composing one decoded image holds at its peak: the
-    /// scaled floats and bytes, the filters' copy, the crop, turn and canvas copies.
+    /// What scaling and composing the decoded image holds at its peak
+    /// (`ThumbnailRenderer.peakBytes`): the box-reduced floats of the decode
+    /// at the scale it is decoded at, the resampler's horizontal pass and
+    /// result, the filters' copy, the crop, turn and canvas copies. The
+    /// reduced floats are the big part when the result is more than half the
+    /// source's side (no box step): a 4000×4000 PNG at w=1500 holds 256 MB of
+    /// them and a 96 MB pass; counting only the scaled result let its worker
+    /// meet its cap (issue 34).
     var composeMemory: Int {
-        let scaled = geometry.scaledWidth * geometry.scaledHeight
-        let window = geometry.windowWidth * geometry.windowHeight
-        let copies = (window != scaled ? 1 : 0) + (header.orientation == .up ? 0 : 1)
-            + (geometry.width * geometry.height != window ? 1 : 0)
-        let filters = variant.blurTenths != nil || variant.sharpenTenths != nil ? scaled * 16 : 0
-        return scaled * (16 + 4) + filters + geometry.width * geometry.height * 4 * copies
+        let decoded = ImageDecoder.decodedSize(header: header, minimumDisplayedSize: minimumDisplayedSize)
+        return ThumbnailPipeline.renderer(for: self).peakBytes(decodedWidth: decoded.width,
+                                                              decodedHeight: decoded.height)
     }
 
     /// `estimatedMemory` when the render also computes the original's facts
