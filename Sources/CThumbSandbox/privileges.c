@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "thumbd_sandbox.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -46,4 +47,25 @@ int thumbd_worker_drop_privileges(uid_t uid, gid_t gid) {
 int thumbd_kill_group(pid_t group) {
     if (group <= 1) return -EINVAL;
     return kill(-group, SIGKILL) == 0 ? 0 : -errno;
+}
+
+// MARK: Allocation failures
+
+/// libstdc++'s std::set_new_handler, looked up at run time: CThumbSandbox is C, and the C++ runtime is
+/// in the process only through the codecs that use it (libheif, libde265, aom).
+typedef void (*new_handler)(void);
+
+static void on_failed_new(void) {
+    static const char line[] = "thumbd worker: out of memory (operator new)\n";
+    ssize_t ignored = write(STDERR_FILENO, line, sizeof line - 1);
+    (void)ignored;
+    _exit(73);
+}
+
+int thumbd_worker_report_allocation_failures(void) {
+    new_handler (*set_new_handler)(new_handler) =
+        (new_handler (*)(new_handler))dlsym(RTLD_DEFAULT, "_ZSt15set_new_handlerPFvvE");
+    if (set_new_handler == NULL) return -ENOENT;
+    set_new_handler(on_failed_new);
+    return 0;
 }

@@ -30,7 +30,8 @@ extension ServiceError {
         case .notFound, .sourceNotFound: 404
         case .methodNotAllowed: 405
         case .unsupportedFormat: 415
-        case .sourceTooLarge, .imageTooLarge, .corruptImage, .renderTimedOut, .workerCrashed: 422
+        case .sourceTooLarge, .imageTooLarge, .corruptImage, .renderTimedOut, .workerCrashed, .workerFiltered,
+             .outOfMemory: 422
         case .internalError: 500
         case .originError: 502
         case .overloaded: 503
@@ -50,8 +51,8 @@ extension ServiceError {
         case .methodNotAllowed: "method_not_allowed"
         case .unsupportedFormat: "unsupported_format"
         case .sourceTooLarge: "source_too_large"
-        case .imageTooLarge: "image_too_large"
-        case .corruptImage, .renderTimedOut, .workerCrashed: "corrupt_image"
+        case .imageTooLarge, .outOfMemory: "image_too_large"
+        case .corruptImage, .renderTimedOut, .workerCrashed, .workerFiltered: "corrupt_image"
         case .internalError: "internal_error"
         case .originError: "origin_error"
         case .overloaded: "overloaded"

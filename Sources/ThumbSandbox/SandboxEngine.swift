@@ -208,6 +208,14 @@ public final class SandboxEngine: RenderEngine {
             crashed.add(1, ordering: .relaxed)
             prewarm()
             throw .workerCrashed("the decoding worker \(description)")
+        case .filtered(let description):
+            crashed.add(1, ordering: .relaxed)
+            prewarm()
+            throw .workerFiltered("the decoding worker \(description)")
+        case .outOfMemory(let said):
+            prewarm()
+            throw .outOfMemory("the render needed more memory than the \(budget.admittedBytes) bytes it was "
+                               + "admitted with (the worker said: \(said))")
         case .broken(let description):
             throw .internalError("a worker's answer could not be read: \(description)")
         }

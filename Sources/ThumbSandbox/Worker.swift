@@ -105,6 +105,11 @@ final class Worker: Sendable {
         case hung
         /// The worker closed its channel mid-job: it died (reaped); how.
         case died(String)
+        /// It died of SIGSYS: its seccomp filter stopped a call only an attack makes.
+        case filtered(String)
+        /// It said an allocation failed (the Swift runtime's fatal error, or the
+        /// C++ new-handler of `thumbd_worker_report_allocation_failures`), then died.
+        case outOfMemory(String)
         /// An answer that could not be read: the worker has been ended.
         case broken(String)
     }
@@ -119,7 +124,10 @@ final class Worker: Sendable {
             return .hung
         } catch .closed {
             let ending = try? process.waitForExit()
+            let allocationFailure = output.allocationFailure()
             retire()
+            if case .signaled(SIGSYS)? = ending { return .filtered(Self.describe(ending)) }
+            if let said = allocationFailure { return .outOfMemory(said) }
             return .died(Self.describe(ending))
         } catch {
             end()

@@ -33,6 +33,7 @@ public enum WorkerMain {
             fail("the daemon has gone (\(error))")
         }
         let channel = WorkerChannel(taking: WorkerChannel.workerDescriptor)
+        _ = thumbd_worker_report_allocation_failures()
         warmUp()
         // A job needs its channel, the original, two results and the libraries' few: a
         // worker taken over by a decoder bug cannot hold many more (memfds are memory).

@@ -22,7 +22,18 @@ final class WorkerOutput: @unchecked Sendable {
         var dropped = 0
         /// A line not ended yet (at most `maxBytes` of it are kept).
         var partial: [UInt8] = []
+        /// The job's first line saying an allocation failed, logged or dropped (the
+        /// runtime's stack trace follows it): how a worker that died said why.
+        var allocationFailure: String?
     }
+
+    /// What a worker's output says when an allocation failed: the Swift runtime's
+    /// fatal error, libstdc++'s terminate message, and the C++ new-handler's own
+    /// line (SPEC §16). A hijacked worker could print them; it would only have its
+    /// own request answered 422 image_too_large.
+    static let allocationFailureMarks = ["Fatal error: failed to allocate", "Could not allocate memory",
+                                         "std::bad_alloc", "thumbd worker: out of memory"]
+    static let keptLineBytes = 512
 
     /// The write end, for the spawn; the daemon closes its copy after it.
     let writeEnd: OwnedFileDescriptor
@@ -53,9 +64,19 @@ final class WorkerOutput: @unchecked Sendable {
 
     /// A new job: its own budget of lines; what the last one dropped is logged now.
     func jobStarted() {
+        flush(keepingRecent: false)
+    }
+
+    /// Logs the unfinished line (within the budget) and the count of what was
+    /// dropped; a worker that ended keeps its last lines for `lastLines()`.
+    private func flush(keepingRecent: Bool) {
         let (tail, dropped) = budget.withLock { budget -> (String?, Int) in
-            defer { budget = Budget() }
             let partial = budget.partial
+            let failure = budget.allocationFailure ?? Self.allocationFailure(in: partial)
+            defer {
+                budget = Budget()
+                if keepingRecent { budget.allocationFailure = failure }
+            }
             if !partial.isEmpty && budget.lines < Self.maxLines && budget.bytes + partial.count <= Self.maxBytes {
                 return (String(decoding: partial, as: UTF8.self), budget.dropped)
             }
@@ -65,12 +86,27 @@ final class WorkerOutput: @unchecked Sendable {
         if dropped > 0 { emit("(\(dropped) more bytes of output dropped)") }
     }
 
+    /// The line in which the job said an allocation failed, if it did (for a
+    /// worker that has ended: everything it wrote is in the pipe, read now).
+    func allocationFailure() -> String? {
+        Self.queue.sync {
+            if !source.isCancelled { drain(readEnd) }
+            flush(keepingRecent: true)
+            return budget.withLock { $0.allocationFailure }
+        }
+    }
+
+    private static func allocationFailure<Line: Collection<UInt8>>(in line: Line) -> String? {
+        let text = String(decoding: line.prefix(keptLineBytes), as: UTF8.self)
+        return allocationFailureMarks.contains { text.contains($0) } ? text : nil
+    }
+
     /// The worker has been reaped (and its group killed): what it wrote is all
     /// in the pipe. Read it, log the count of what was dropped, and stop.
     func finish() {
         Self.queue.async { [self] in
             if !source.isCancelled { drain(readEnd) }
-            jobStarted()
+            flush(keepingRecent: true)
             source.cancel()
         }
     }
@@ -86,7 +122,7 @@ final class WorkerOutput: @unchecked Sendable {
             if n < 0 && errno == EINTR { continue }
             if n == 0 {
                 // Every writer has gone: the worker ended. Its last unfinished line and the count.
-                jobStarted()
+                flush(keepingRecent: true)
                 source.cancel()
             }
             return   // EAGAIN: drained for now
@@ -107,6 +143,7 @@ final class WorkerOutput: @unchecked Sendable {
                 let line = budget.partial + rest[rest.startIndex..<end]
                 budget.partial = []
                 rest = rest[(end + 1)...]
+                if budget.allocationFailure == nil { budget.allocationFailure = Self.allocationFailure(in: line) }
                 if budget.lines < Self.maxLines && budget.bytes + line.count <= Self.maxBytes {
                     budget.lines += 1
                     budget.bytes += line.count

@@ -25,6 +25,14 @@ public enum ServiceError: Error, Equatable, Sendable, Codable {
     /// could recover): answered like `corruptImage`, never remembered — the
     /// next try gets a fresh worker (Isolation.md).
     case workerCrashed(String)
+    /// The worker was stopped by its seccomp filter for a call only an attack
+    /// makes: answered like `corruptImage`, never remembered, and not counted
+    /// among the crashes that get a source refused (SPEC §16).
+    case workerFiltered(String)
+    /// The job's allocation failed (the worker said so before it ended): the
+    /// estimate it was admitted with fell short. Answered `422
+    /// image_too_large`, never remembered: it depends on the variant (SPEC §16).
+    case outOfMemory(String)
     case internalError(String)
     case originError(String)
     case overloaded
@@ -34,6 +42,7 @@ public enum ServiceError: Error, Equatable, Sendable, Codable {
     public var message: String {
         switch self {
         case .badRequest(let m), .forbiddenSource(let m), .unsupportedFormat(let m), .workerCrashed(let m),
+             .workerFiltered(let m), .outOfMemory(let m),
              .imageTooLarge(let m), .corruptImage(let m), .originError(let m), .originTimeout(let m):
             m
         case .internalError: "internal error"
@@ -68,7 +77,7 @@ public enum ServiceError: Error, Equatable, Sendable, Codable {
         case .sourceNotFound, .unsupportedFormat, .corruptImage, .imageTooLarge, .sourceTooLarge: .lasting
         case .originError: .remembered
         case .badRequest, .unauthorized, .forbiddenSource, .badSignature, .notFound, .methodNotAllowed,
-             .renderTimedOut, .workerCrashed, .internalError, .overloaded, .originTimeout: .momentary
+             .renderTimedOut, .workerCrashed, .workerFiltered, .outOfMemory, .internalError, .overloaded, .originTimeout: .momentary
         }
     }
 }

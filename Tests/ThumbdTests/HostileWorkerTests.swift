@@ -14,6 +14,7 @@ import ThumbTestSupport
         case spam = 921
         case unshare = 931, fanotify, execve, ptrace, killParent, setuid, sigsysHandler
         case hang = 951
+        case crash = 961, cxxNew, swiftAlloc
 
         var action: String {
             switch self {
@@ -36,6 +37,9 @@ import ThumbTestSupport
             case .setuid: "setuid"
             case .sigsysHandler: "sigsys-handler"
             case .hang: "hang"
+            case .crash: "crash"
+            case .cxxNew: "cxx-new 8589934592"
+            case .swiftAlloc: "swift-alloc 8589934592"
             }
         }
     }
@@ -91,6 +95,66 @@ import ThumbTestSupport
                 #expect(daemon.thumbnail(.open)?.status == 200, "served after \(trigger)")
             }
             #expect(daemon.process.isRunning, "the daemon was not signalled")
+        }
+    }
+
+    /// An allocation past the worker's cap, in the C++ runtime (the new-handler) or the Swift runtime
+    /// (its fatal error): the job answers `422 image_too_large`, and it is neither a crash nor remembered.
+    /// (Sanitized builds run their workers uncapped: there an 8 GiB allocation meets the sanitizer's own
+    /// limit instead, which reports differently.)
+    @Test(.enabled(if: !HostileDaemon.sanitized))
+    func anAllocationPastTheCapIs422ImageTooLargeNotACrash() throws {
+        try HostileDaemon.with { daemon in
+            for trigger in [Trigger.cxxNew, .swiftAlloc] {
+                for _ in 0..<2 {   // not remembered: the second try runs (and fails) again
+                    let answer = daemon.thumbnail(trigger)
+                    #expect(answer?.status == 422 && answer?.errorCode == "image_too_large", "\(trigger): \(answer?.text ?? "none")")
+                    #expect(answer?.text.contains("more memory than the") == true, "\(trigger): \(answer?.text ?? "none")")
+                    #expect(answer?.headers["cache-control"] == "no-store")
+                }
+            }
+            #expect(daemon.renderFigure("crashed") == 0)
+            #expect(daemon.thumbnail(.open)?.status == 200)
+        }
+    }
+
+    /// Valid images at hero sizes (the attack's 4000×4000 and 5000×5000 PNGs at w=1500) never meet the
+    /// worker's memory cap: the estimate counts every buffer of the render (the box-reduced floats and the
+    /// resampler's pass were missing), so one is admitted with what it needs and served, and one whose
+    /// needs exceed the whole budget is refused from its estimate with `image_too_large` — never a worker
+    /// dying on its cap (`corrupt_image`, again on every retry).
+    @Test func heroSizesOfLargePNGsAreServedOrRefusedNeverCrash() throws {
+        let routes = ["/4000.png": TestPNG.grey(width: 4000, height: 4000), "/5000.png": TestPNG.grey(width: 5000, height: 5000)]
+        try HostileDaemon.with(routes: routes) { daemon in
+            let hero = daemon.thumbnail(path: "/4000.png", width: 1500)
+            #expect(hero?.status == 200 && hero?.headers["x-image-width"] == "1500", "\(hero?.text.prefix(200) ?? "none")")
+            for (path, width) in [("/4000.png", 2000), ("/4000.png", 4000), ("/5000.png", 1500), ("/5000.png", 2000)] {
+                let answer = daemon.thumbnail(path: path, width: width)
+                #expect(answer?.status == 200 || answer?.errorCode == "image_too_large",
+                        "\(path) at w=\(width): \(answer?.text.prefix(200) ?? "none")")
+            }
+            #expect(daemon.renderFigure("crashed") == 0)
+        }
+    }
+
+    /// A source whose renders crash their worker three times within `origin.negativeCacheSeconds` is
+    /// refused for that long (a crafted image must not cost a worker on every request); filter kills
+    /// do not count.
+    @Test func aSourceThatCrashesThreeTimesIsRefused() throws {
+        try HostileDaemon.with { daemon in
+            for round in 1...3 {
+                let answer = daemon.thumbnail(.crash)
+                #expect(answer?.status == 422 && answer?.text.contains("signal 11") == true, "\(round): \(answer?.text ?? "none")")
+                #expect(answer?.headers["cache-control"] == "no-store")
+            }
+            let refused = daemon.thumbnail(.crash)
+            #expect(refused?.status == 422 && refused?.errorCode == "corrupt_image")
+            #expect(refused?.text.contains("crashed their worker 3 times") == true, "\(refused?.text ?? "none")")
+            #expect(daemon.renderFigure("crashed") == 3, "the refusal costs no worker")
+            for _ in 1...4 {
+                #expect(daemon.thumbnail(.unshare)?.text.contains("seccomp filter") == true, "filter kills never refuse")
+            }
+            #expect(daemon.thumbnail(.open)?.status == 200)
         }
     }
 
@@ -225,49 +289,17 @@ final class HostileDaemon: @unchecked Sendable {
         return library
     }
 
-    /// A PNG of `width` × 8 grey pixels (stored deflate blocks: no zlib needed to write one).
-    static func png(width: Int) -> [UInt8] {
-        func crc(_ bytes: [UInt8]) -> UInt32 {
-            var c: UInt32 = 0xFFFF_FFFF
-            for b in bytes {
-                c ^= UInt32(b)
-                for _ in 0..<8 { c = (c >> 1) ^ (0xEDB8_8320 & (0 &- (c & 1))) }
-            }
-            return ~c
-        }
-        func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
-        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-            let body = Array(type.utf8) + data
-            return be(UInt32(data.count)) + body + be(crc(body))
-        }
-        let height = 8
-        var raw: [UInt8] = []
-        for _ in 0..<height { raw += [0] + [UInt8](repeating: 128, count: width) }
-        var a: UInt32 = 1, b: UInt32 = 0
-        for byte in raw { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
-        var zlib: [UInt8] = [0x78, 0x01]
-        var offset = 0
-        while offset < raw.count {
-            let n = min(65535, raw.count - offset)
-            zlib += [offset + n == raw.count ? 1 : 0, UInt8(n & 255), UInt8(n >> 8), UInt8(~n & 255), UInt8((~n >> 8) & 255)]
-            zlib += raw[offset..<offset + n]
-            offset += n
-        }
-        zlib += be(b << 16 | a)
-        let header = be(UInt32(width)) + be(UInt32(height)) + [8, 0, 0, 0, 0]
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
-    }
-
     private init(process: DaemonProcess, port: UInt16, origin: TestOrigin) {
         self.process = process
         self.port = port
         self.origin = origin
     }
 
-    static func with(workers: Int = 1, maxRenderSeconds: Int = 10, _ body: (HostileDaemon) throws -> Void) throws {
+    static func with(workers: Int = 1, maxRenderSeconds: Int = 10, routes extra: [String: [UInt8]] = [:],
+                     _ body: (HostileDaemon) throws -> Void) throws {
         let library = try Self.library.get()
-        var routes: [String: [UInt8]] = [:]
-        for trigger in HostileWorkerTests.Trigger.allCases { routes["/w\(trigger.rawValue).png"] = png(width: trigger.rawValue) }
+        var routes = extra
+        for trigger in HostileWorkerTests.Trigger.allCases { routes["/w\(trigger.rawValue).png"] = TestPNG.grey(width: trigger.rawValue, height: 8) }
         let origin = try TestOrigin(extraRoutes: routes)
         defer { origin.stop() }
         let box = try DaemonSandbox("hostile")
@@ -290,12 +322,28 @@ final class HostileDaemon: @unchecked Sendable {
     }
 
     func thumbnail(_ trigger: HostileWorkerTests.Trigger, variant: String = "") -> HTTPConnection.Response? {
+        thumbnail(path: "/w\(trigger.rawValue).png\(variant)", width: 64)
+    }
+
+    func thumbnail(path: String, width: Int) -> HTTPConnection.Response? {
+        guard let connection = HTTPConnection(port: port, timeout: 60) else { return nil }
+        defer { connection.close() }
+        let encoded = origin.url(path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        return connection.request("GET", "/thumbnail?url=\(encoded)&w=\(width)&format=png")
+    }
+
+    /// A figure of `/stats`' `render` object.
+    func renderFigure(_ name: String) -> Int? {
         guard let connection = HTTPConnection(port: port, timeout: 30) else { return nil }
         defer { connection.close() }
-        let url = origin.url("/w\(trigger.rawValue).png\(variant)")
-        let encoded = url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        return connection.request("GET", "/thumbnail?url=\(encoded)&w=64&format=png")
+        let body = connection.request("GET", "/stats")?.body ?? []
+        let stats = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        return (stats?["render"] as? [String: Any])?[name] as? Int
     }
+
+    /// True in a test process built with a sanitizer, whose thumbd is too (workers uncapped).
+    static let sanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+        || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
 
     /// The live children of `pid` (its workers), from /proc.
     static func children(of pid: pid_t) -> [pid_t] {

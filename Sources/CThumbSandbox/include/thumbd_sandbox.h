@@ -87,6 +87,15 @@ int thumbd_kill_group(pid_t group);
 /// -EINVAL for uid or gid 0; -EPERM when a check fails.
 int thumbd_worker_drop_privileges(uid_t uid, gid_t gid);
 
+/// For the worker, before its first job: a C++ new-handler (libstdc++'s
+/// `std::set_new_handler`, looked up at run time) that writes "thumbd worker:
+/// out of memory (operator new)" to stderr and exits 73 when a codec's
+/// `operator new` fails past the memory cap, so the daemon answers the job
+/// `422 image_too_large` instead of taking it for a crash or, worse, for a
+/// corrupt image a library caught `std::bad_alloc` for. -ENOENT when no C++
+/// runtime is loaded.
+int thumbd_worker_report_allocation_failures(void);
+
 /// For the worker, after the privilege drop: prctl(PR_SET_PDEATHSIG, SIGKILL),
 /// then getppid() == `expected_parent` (the daemon passes its pid on the
 /// command line). The check closes the race where the daemon died before the

@@ -29,7 +29,19 @@ final class NegativeCache: Sendable {
     static let defaultLimitBytes = 16 << 20
 
     private let table: Mutex<Table>
+    /// Worker crashes per source, each entry living one TTL from the first:
+    /// the third within it has the source refused (SPEC §16), so a crafted
+    /// image cannot make every request cost a worker. Bounded like the table.
+    private let crashes: Mutex<CostLRU<String, Crashes>>
     private let ttl: Mutex<Duration>
+
+    private struct Crashes {
+        var count: Int
+        let expires: AnyClock.Instant
+    }
+
+    /// Crashes of one source within `origin.negativeCacheSeconds` that get it refused.
+    static let crashesBeforeRefusal = 3
     private let clock: AnyClock
 
     /// `clock`: monotonic, so a wall clock stepped backwards cannot make a
@@ -39,11 +51,39 @@ final class NegativeCache: Sendable {
         self.ttl = Mutex(ttl)
         self.clock = AnyClock(clock)
         table = Mutex(Table(entries: CostLRU(limit: limitBytes)))
+        crashes = Mutex(CostLRU(limit: limitBytes / 4))
     }
 
     func remember(_ url: String, _ error: ServiceError) {
         let ttl = ttl.withLock { $0 }
-        guard error.lifetime != .momentary, ttl > .zero else { return }
+        guard ttl > .zero else { return }
+        if case .workerCrashed(let message) = error {
+            guard let refusal = countCrash(url, message, ttl: ttl) else { return }
+            return insert(url, refusal, ttl: ttl)
+        }
+        guard error.lifetime != .momentary else { return }
+        insert(url, error, ttl: ttl)
+    }
+
+    /// The refusal a crash of `url` earns: nil until it is the third within one TTL.
+    private func countCrash(_ url: String, _ message: String, ttl: Duration) -> ServiceError? {
+        let t = clock.now
+        let count = crashes.withLock { crashes -> Int in
+            var entry = crashes.get(url).flatMap { $0.expires > t ? $0 : nil } ?? Crashes(count: 0, expires: t.advanced(by: ttl))
+            entry.count += 1
+            if entry.count >= Self.crashesBeforeRefusal {
+                crashes.remove(url)
+            } else {
+                _ = crashes.insert(entry, for: url, cost: url.heapBytes + Self.entryOverhead)
+            }
+            return entry.count
+        }
+        guard count >= Self.crashesBeforeRefusal else { return nil }
+        return .corruptImage("renders of this source crashed their worker \(count) times within "
+                             + "origin.negativeCacheSeconds; the last \(message)")
+    }
+
+    private func insert(_ url: String, _ error: ServiceError, ttl: Duration) {
         let t = clock.now
         let cost = Self.cost(url, error)
         table.withLock { table in
@@ -68,7 +108,8 @@ final class NegativeCache: Sendable {
 
     /// Forgets one source; true when a failure was remembered.
     func forget(_ url: String) -> Bool {
-        table.withLock { $0.entries.remove(url) != nil }
+        crashes.withLock { _ = $0.remove(url) }
+        return table.withLock { $0.entries.remove(url) != nil }
     }
 
     /// Forgets every source whose URL starts with `prefix`; how many were remembered.
@@ -101,7 +142,7 @@ private extension ServiceError {
         switch self {
         case .badRequest(let m), .forbiddenSource(let m), .unsupportedFormat(let m), .imageTooLarge(let m),
              .corruptImage(let m), .internalError(let m), .originError(let m), .originTimeout(let m),
-             .workerCrashed(let m),
+             .workerCrashed(let m), .workerFiltered(let m), .outOfMemory(let m),
              .methodNotAllowed(let m):
             m.heapBytes
         case .unauthorized, .badSignature, .notFound, .sourceNotFound, .sourceTooLarge, .renderTimedOut, .overloaded:

@@ -106,6 +106,18 @@ static void act(const step *s) {
     // The sandbox's own bounds, as the daemon's tests need them.
     else if (strcmp(a, "hang") == 0) { for (;;) pause(); }
     else if (strcmp(a, "crash") == 0) { volatile int *volatile nowhere = NULL; *nowhere = 1; }
+    // Allocations past the worker's memory cap through the runtimes' own paths: libstdc++'s operator new
+    // (the new-handler's case) and the Swift runtime's allocator (a Swift array's case).
+    else if (strcmp(a, "cxx-new") == 0) {
+        void *(*new_bytes)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "_Znwm");
+        void *memory = new_bytes != NULL ? new_bytes((size_t)s->number) : NULL;
+        report(a, memory != NULL ? 0 : -1, new_bytes != NULL ? 0 : ENOENT);
+    }
+    else if (strcmp(a, "swift-alloc") == 0) {
+        void *(*slow_alloc)(size_t, size_t) = (void *(*)(size_t, size_t))dlsym(RTLD_DEFAULT, "swift_slowAlloc");
+        void *memory = slow_alloc != NULL ? slow_alloc((size_t)s->number, 15) : NULL;
+        report(a, memory != NULL ? 0 : -1, slow_alloc != NULL ? 0 : ENOENT);
+    }
     else if (strcmp(a, "allocate") == 0) {
         volatile unsigned char *memory = malloc((size_t)s->number);
         if (memory != NULL) for (long long i = 0; i < s->number; i += 4096) memory[i] = 1;
