@@ -129,7 +129,7 @@ struct OriginLoader: Sendable {
     }
 
     private func newDownload() -> DownloadFile {
-        disk?.newDownload(scratch: scratch) ?? DownloadFile(storeTemp: nil, scratch: scratch)
+        disk?.newDownload(scratch: scratch) ?? DownloadFile(store: nil, scratch: scratch)
     }
 
     /// `completion` runs on `io`, after the last byte reached `sink`.
