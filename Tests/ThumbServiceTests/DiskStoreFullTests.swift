@@ -43,7 +43,7 @@ import ThumbTestSupport
                          length: data.count, sha256: Digest.hex(Digest.sha256(data)))
     }
 
-    /// A PNG of `side`² noisy pixels: about `side`²·4 bytes that do not compress.
+    /// A PNG of `side`² noisy pixels: about `side`²·3 bytes (the RGB does not compress).
     private static func noisePNG(side: Int) throws -> [UInt8] {
         var state: UInt32 = 0x1234_5678
         let pixels = (0..<side * side * 4).map { i -> UInt8 in
