@@ -33,13 +33,15 @@ import ThumbTestSupport
                                             quality: 90).bytes
     }
 
-    /// A daemon stops with an original kept; its file system then fills up,
-    /// bytes and inodes. Restarted there, it starts; `/info` answers though
-    /// the facts cannot be written; the kept original is served from disk; a
-    /// source larger than the file system is served from the origin after
-    /// the store gave up what it held, and counts in `writeFailures`, in
-    /// `/stats` and `/metrics`. A daemon whose store directory cannot even be
-    /// made there starts and serves too. No partial file is left anywhere.
+    /// A daemon stops with an original kept; its file system then fills up
+    /// (files can still be made: every write fails, the attack's case).
+    /// Restarted there, it starts; `/info` answers though the facts cannot
+    /// be written; the kept original is served from disk; a source larger
+    /// than the file system is served from the origin after the store gave
+    /// up what it held, and counts in `writeFailures`, in `/stats` and
+    /// `/metrics`. Once no inode is left either, a daemon whose store
+    /// directory cannot even be made there starts and serves too. No partial
+    /// file is left anywhere.
     @Test func aDaemonRestartedOnAFullStoreStartsAndServes() throws {
         let fs = try SmallFileSystem(bytes: 2 << 20, inodes: 256)
         defer { fs.unmount() }
@@ -77,6 +79,7 @@ import ThumbTestSupport
         #expect(metrics.contains("\nthumbd_disk_store_write_failures_total 1\n"))
         #expect(regularFiles(under: store).isEmpty, "left in the store: \(regularFiles(under: store))")
 
+        try fs.useUpInodes()
         let fresh = try TestDaemon(store: fs.path + "/fresh")
         defer { fresh.stop() }
         #expect(!FileManager.default.fileExists(atPath: fs.path + "/fresh/tmp"), "no inode was left to make it")

@@ -3,8 +3,8 @@ import Glibc
 
 /// A real, small file system for the tests of a disk store that cannot
 /// write (Configuration.md `diskStore`): a tmpfs of a few MiB mounted on a
-/// fresh directory, which a test fills (`fill()`: every byte, or every
-/// inode) or remounts read-only, so the store meets the kernel's own
+/// fresh directory, which a test fills (`fill()`: every byte;
+/// `useUpInodes()`: every inode) or remounts read-only, so the store meets the kernel's own
 /// `ENOSPC` and `EROFS`, not a stand-in.
 ///
 /// Mounting needs root (CAP_SYS_ADMIN). The tests run as root here and in
@@ -22,13 +22,11 @@ public final class SmallFileSystem: @unchecked Sendable {
     public let path: String
     private var mounted = true
     private var fillers = 0
-    private let limitsInodes: Bool
 
     /// Mounts a tmpfs of `bytes` (and at most `inodes` files and directories,
     /// when given) on a new directory under the system's temporary directory.
     public init(bytes: Int, inodes: Int? = nil) throws {
         path = NSTemporaryDirectory() + "thumbd-small-fs-\(UUID().uuidString)"
-        limitsInodes = inodes != nil
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let options = "size=\(bytes)" + (inodes.map { ",nr_inodes=\($0)" } ?? "")
         guard mount("tmpfs", path, "tmpfs", 0, options) == 0 else {
@@ -42,26 +40,28 @@ public final class SmallFileSystem: @unchecked Sendable {
 
     deinit { unmount() }
 
-    /// Fills what is left: a file `filler-N` in `directory` (default: the
-    /// mount point) written until `ENOSPC`, then, when the file system limits
-    /// inodes, empty ones until none is left. Returns the bytes written.
+    /// Fills the bytes left: a file `filler-N` in `directory` (default:
+    /// the mount point) written until `ENOSPC`. New (empty) files can still
+    /// be made while inodes are left. Returns the bytes written.
     @discardableResult
     public func fill(in directory: String? = nil) throws -> Int {
-        let dir = directory ?? path
+        guard let fd = try newFiller(in: directory ?? path) else { return 0 }
+        defer { close(fd) }
         var written = 0
-        if let fd = try newFiller(in: dir) {
-            defer { close(fd) }
-            let chunk = [UInt8](repeating: 0x5a, count: 4096)
-            while true {
-                let n = chunk.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
-                if n > 0 { written += n; continue }
-                if n < 0 && errno == EINTR { continue }
-                guard errno == ENOSPC else { throw Refused(description: "filler: \(String(cString: strerror(errno)))") }
-                break
-            }
+        let chunk = [UInt8](repeating: 0x5a, count: 4096)
+        while true {
+            let n = chunk.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+            if n > 0 { written += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            guard errno == ENOSPC else { throw Refused(description: "filler: \(String(cString: strerror(errno)))") }
+            return written
         }
-        while limitsInodes, let fd = try newFiller(in: dir) { close(fd) }
-        return written
+    }
+
+    /// Uses up the inodes left (mounted with `inodes`) with empty files:
+    /// then no file or directory can be made.
+    public func useUpInodes(in directory: String? = nil) throws {
+        while let fd = try newFiller(in: directory ?? path) { close(fd) }
     }
 
     /// A new filler file open for writing; nil when no inode is left.
