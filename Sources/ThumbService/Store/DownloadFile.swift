@@ -47,8 +47,6 @@ final class DownloadFile: BodySink, @unchecked Sendable {
         var reader: Int32?
         /// The name in the store's `tmp` while it has one (nil in `scratch`, or once kept).
         var path: String?
-        /// Whether the file is in the store's `tmp` (it stays so once kept).
-        let inStore: Bool
     }
 
     private let store: Store?
@@ -106,10 +104,7 @@ final class DownloadFile: BodySink, @unchecked Sendable {
     }
 
     /// For `DiskStore.keep`: the file's name in the store's `tmp`, if it has one there.
-    var temporaryPath: String? {
-        guard let file = opened, file.inStore else { return nil }
-        return file.path
-    }
+    var temporaryPath: String? { opened?.path }
 
     /// For `DiskStore.keep`: appends the metadata after the bytes and flushes
     /// the file to disk, so the rename that follows publishes a whole original.
@@ -162,7 +157,7 @@ final class DownloadFile: BodySink, @unchecked Sendable {
     /// store made room for it, else a new file in `scratch` that holds the
     /// bytes written so far, where the download goes on.
     private func moveOn(from file: Opened, after error: StoredFile.WriteError) throws(BodySinkError) -> Opened {
-        guard file.inStore, let store else {
+        guard file.path != nil, let store else {
             throw BodySinkError("writing the download failed: \(error.description)")
         }
         if error.isForRoom && store.makeRoom() { return file }
@@ -227,7 +222,7 @@ final class DownloadFile: BodySink, @unchecked Sendable {
             return .failure(StoredFile.WriteError(code: code))
         }
         if !inStore { unlink(path) }
-        return .success(Opened(writer: writer, reader: reader, path: inStore ? path : nil, inStore: inStore))
+        return .success(Opened(writer: writer, reader: reader, path: inStore ? path : nil))
     }
 
     /// Copies the first `count` bytes of `reader` to `writer` through a
