@@ -146,6 +146,52 @@ import ThumbTestSupport
         #expect(scratchAfter.subtracting(scratchBefore).filter { $0.hasPrefix("thumbd-download-") }.isEmpty)
     }
 
+    /// The disk store and the system's temporary directory both full: the
+    /// download starts again in memory once the memory it may need
+    /// (`limits.maxSourceBytes`) is held of `limits.maxDecodeMemoryBytes`. It
+    /// waits while a render leaves no room, is served, counts in
+    /// `writeFailures`, and gives the memory back.
+    @Test func withNoDiskAtAllADownloadWaitsForMemoryAndIsServedFromIt() throws {
+        let storeFS = try SmallFileSystem(bytes: 1 << 20)
+        defer { storeFS.unmount() }
+        let scratchFS = try SmallFileSystem(bytes: 1 << 20)
+        defer { scratchFS.unmount() }
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        var c = ServiceConfiguration()
+        c.origin.allowPrivateNetworks = true
+        c.limits.maxRenderSeconds = 600
+        c.limits.maxSourceBytes = 4 << 20
+        c.limits.maxDecodeMemoryBytes = 64 << 20
+        c.workers = 2
+        let store = storeFS.path + "/store"
+        let s = ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
+                                 disk: try DiskStore(directory: store, maxBytes: 100 << 20), scratch: scratchFS.path)
+        defer { s.renders.shutdown() }
+        try storeFS.fill()
+        try scratchFS.fill()
+        // A render holding all but 2 MiB of the budget: the 4 MiB the download needs wait for it.
+        let gate = DispatchSemaphore(value: 0)
+        try s.renders.submit(cost: 62 << 20) { gate.wait() }
+        #expect(eventually { s.renders.statistics.active == 1 })
+        let answer = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
+        s.thumbnail(try thumbnailRequest(origin.url("/cat.jpg"))) { result in answer.withLock { $0 = result } }
+        let waited = eventually { s.renders.holds.waiting == 1 }
+        #expect(waited, "the download did not wait for memory: \(s.renders.holds), \(String(describing: answer.withLock { $0 }))")
+        #expect(answer.withLock { $0 } == nil && origin.hits("/cat.jpg") == 1)
+        gate.signal()
+        #expect(eventually(60) { answer.withLock { $0 } != nil })
+        guard case .success(let result)? = answer.withLock({ $0 }) else {
+            Issue.record("not served from memory: \(String(describing: answer.withLock { $0 }))"); return
+        }
+        #expect(result.cache == .origin && result.rendition.width == 50)
+        #expect(origin.hits("/cat.jpg") == 2, "started again in memory")
+        #expect(s.disk?.statistics.writeFailures == 1 && s.disk?.statistics.entries == 0)
+        #expect(regularFiles(under: store).isEmpty && regularFiles(under: scratchFS.path).count == 1,
+                "left: \(regularFiles(under: store)) \(regularFiles(under: scratchFS.path))")
+        #expect(eventually { s.renders.holds.bytes == 0 }, "the memory was not given back: \(s.renders.holds)")
+    }
+
     /// A read-only file system: what the store holds is still served from
     /// it (nothing can be removed, so nothing is forgotten), and a new source
     /// is served from the origin without being kept.

@@ -1,3 +1,4 @@
+import CThumbSys
 import Foundation
 import Glibc
 import ThumbFetch
@@ -20,7 +21,9 @@ import ThumbFetch
 /// once for any other failure (a read-only file system), the bytes so far are
 /// copied to a file in `scratch`, unlinked at once, and the download goes on
 /// there: served, never kept, never left behind. Without a store it starts
-/// in `scratch`.
+/// in `scratch`. A download that cannot be written there either fails
+/// (`foundNoPlace`), and `OriginLoader` starts it again in memory (a memfd),
+/// once `RenderQueue.hold` granted the memory it may need.
 ///
 /// Unless kept, the file is removed when the download is dropped — after a
 /// cut, failed or too-large download, or once its original was read from the
@@ -51,6 +54,8 @@ final class DownloadFile: BodySink, @unchecked Sendable {
 
     private let store: Store?
     private let scratch: String?
+    /// For a download in memory: the most it may hold, and the memory held for it.
+    private let memory: (limit: Int, hold: MemoryHold)?
     private var opened: Opened?
     private let digest = SHA256Stream()
     /// Bytes written.
@@ -58,20 +63,45 @@ final class DownloadFile: BodySink, @unchecked Sendable {
     /// Why the store could not hold this download, once it gave up on it:
     /// then it is not kept (Statistics.md `diskStore.writeFailures`).
     private(set) var storeFailure: StoredFile.WriteError?
+    /// The download failed because no file could hold it, on disk or in the
+    /// temporary directory: it may start again in memory.
+    private(set) var foundNoPlace = false
+    /// A download in memory outgrew the memory held for it.
+    private(set) var overflowed = false
 
     /// `store`: the disk store to write into (nil without one); `scratch`:
     /// where to go when that cannot be written (nil: fail instead).
     init(store: Store?, scratch: String?) {
         self.store = store
         self.scratch = scratch
+        memory = nil
+    }
+
+    /// A download in memory, at most `limit` bytes, counted by `hold`
+    /// (which the original keeps until its bytes go); `storeFailure`: why
+    /// the disk store could not take it, when it was tried first.
+    init(inMemory limit: Int, hold: MemoryHold, storeFailure: StoredFile.WriteError?) {
+        store = nil
+        scratch = nil
+        memory = (limit, hold)
+        self.storeFailure = storeFailure
     }
 
     deinit { discard() }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(BodySinkError) {
-        var file = try open()
-        while !StoredFile.writeAll(file.writer, bytes, at: length) {
-            file = try moveOn(from: file, after: StoredFile.WriteError(code: errno))
+        if let memory, length + bytes.count > memory.limit {
+            overflowed = true
+            throw BodySinkError("the original is over the \(memory.limit) bytes of memory held for it")
+        }
+        do throws(BodySinkError) {
+            var file = try open()
+            while !StoredFile.writeAll(file.writer, bytes, at: length) {
+                file = try moveOn(from: file, after: StoredFile.WriteError(code: errno))
+            }
+        } catch {
+            foundNoPlace = memory == nil
+            throw error
         }
         digest.update(bytes)
         length += bytes.count
@@ -88,7 +118,8 @@ final class DownloadFile: BodySink, @unchecked Sendable {
             throw .internalError(error.message)
         }
         opened?.reader = nil
-        return (OriginalFile(descriptor: reader, offset: 0, length: length), Digest.hex(digest.finish()))
+        return (OriginalFile(descriptor: reader, offset: 0, length: length, keeping: memory?.hold),
+                Digest.hex(digest.finish()))
     }
 
     /// Removes the file unless it was kept, and closes what `finish` did not
@@ -132,6 +163,13 @@ final class DownloadFile: BodySink, @unchecked Sendable {
 
     private func open() throws(BodySinkError) -> Opened {
         if let opened { return opened }
+        if memory != nil {
+            switch Self.makeInMemory() {
+            case .success(let made): opened = made
+            case .failure(let error): throw BodySinkError("cannot make a file in memory for the download: \(error.description)")
+            }
+            return opened!
+        }
         var failure: StoredFile.WriteError?
         if let store {
             switch Self.make(in: store) {
@@ -223,6 +261,21 @@ final class DownloadFile: BodySink, @unchecked Sendable {
         }
         if !inStore { unlink(path) }
         return .success(Opened(writer: writer, reader: reader, path: inStore ? path : nil))
+    }
+
+    /// A new file in anonymous memory (memfd), open for writing and, through
+    /// `/proc/self/fd`, read-only for the original.
+    private static func makeInMemory() -> Result<Opened, StoredFile.WriteError> {
+        let writer = thumbd_sys_memfd("thumbd-download")
+        guard writer >= 0 else { return .failure(StoredFile.WriteError(code: errno)) }
+        var reader = Glibc.open("/proc/self/fd/\(writer)", O_RDONLY | O_CLOEXEC)
+        if reader < 0 { reader = fcntl(writer, F_DUPFD_CLOEXEC, 0) }   // no /proc: the same, writable description
+        guard reader >= 0 else {
+            let code = errno
+            close(writer)
+            return .failure(StoredFile.WriteError(code: code))
+        }
+        return .success(Opened(writer: writer, reader: reader, path: nil))
     }
 
     /// Copies the first `count` bytes of `reader` to `writer` through a
