@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 
 void thumbd_name_this_thread(const char *name) {
     char shortened[16];
@@ -42,4 +43,8 @@ int thumbd_epoll_ready(int epfd, thumbd_epoll_event *out, int max) {
         out[i].events = bits;
     }
     return n;
+}
+
+int thumbd_sys_memfd(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
 }

@@ -48,6 +48,9 @@ struct StatisticsReport {
                    value: .integer(d.evictions)),
             Figure(section: "diskStore", field: "revalidations", kind: .counter, help: "Originals on disk revalidated with the origin.",
                    value: .integer(d.revalidations)),
+            Figure(section: "diskStore", field: "writeFailures", kind: .counter,
+                   help: "Originals served but not kept on disk because a write failed.",
+                   value: .integer(d.writeFailures)),
 
             Figure(section: "origin", field: "fetches", kind: .counter, help: "Downloads of originals started.",
                    value: .integer(c.originFetches)),

@@ -47,6 +47,36 @@ private func currentThreadName() -> String { "\(pthread_self())" }
 private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, condition) }
 
 @Suite struct RenderQueueTests {
+    /// Memory held outside jobs (a download in memory, SourcesAndLimits.md
+    /// § Downloads) counts in the budget: a hold waits while renders leave
+    /// no room, renders then wait for the held bytes (one still starts when
+    /// none runs), and giving the hold back (or dropping it) lets them run.
+    @Test func heldMemoryWaitsForRoomAndRendersWaitForIt() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        try queue.submit(cost: 700) { gate.wait() }
+        #expect(waitUntil { queue.statistics.active == 1 })
+        let granted = Mutex<MemoryHold?>(nil)
+        queue.hold(400) { hold in granted.withLock { $0 = hold } }
+        #expect(queue.holds.waiting == 1 && granted.withLock { $0 } == nil, "granted beside 700 of 1000 running")
+        gate.open()
+        #expect(waitUntil { granted.withLock { $0 } != nil }, "not granted once the render ended")
+        #expect(queue.holds.bytes == 400 && queue.holds.waiting == 0)
+
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 100) { gate.wait(); done.signal() }   // 400 + 100 fit
+        #expect(waitUntil { queue.statistics.active == 1 })
+        try queue.submit(cost: 600) { done.signal() }                // 400 + 100 + 600 do not
+        usleep(100_000)
+        #expect(queue.statistics.queued == 1, "a render started past the held bytes")
+        granted.withLock { $0 = nil }                                // dropped: given back
+        #expect(waitUntil { queue.statistics.queued == 0 }, "the render did not start once the hold went")
+        #expect(queue.holds.bytes == 0)
+        gate.open()
+        #expect(done.wait(timeout: .now() + 10) == .success && done.wait(timeout: .now() + 10) == .success)
+    }
+
     @Test func jobsRunOnWorkerThreadsUpToTheWorkerCount() throws {
         let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1000)
         defer { queue.shutdown() }

@@ -10,6 +10,18 @@ public enum ProcessDescriptors {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
     }
 
+    /// What this process's open descriptors point at (`/proc/self/fd`
+    /// links: paths, with ` (deleted)` once unlinked; `socket:[…]`, …).
+    public static var targets: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        var target = [CChar](repeating: 0, count: 4096)
+        return names.compactMap { name in
+            let n = readlink("/proc/self/fd/\(name)", &target, target.count - 1)
+            guard n > 0 else { return nil }
+            return String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
     /// The TCP sockets this process holds whose local port is `port` and
     /// that are not listening: on a server's port, the server side of its
     /// connections. Exact whatever else runs: clients in this process have

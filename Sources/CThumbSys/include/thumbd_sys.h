@@ -48,4 +48,8 @@ int thumbd_epoll_ready(int epfd, thumbd_epoll_event *out, int max);
 /// Glibc module does not define.
 void thumbd_name_this_thread(const char *name);
 
+/// memfd_create(name, MFD_CLOEXEC): a file in anonymous memory, for a
+/// download no disk could take (SourcesAndLimits.md § Downloads).
+int thumbd_sys_memfd(const char *name);
+
 #endif

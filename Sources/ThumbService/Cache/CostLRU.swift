@@ -60,6 +60,9 @@ package struct CostLRU<Key: Hashable, Value> {
 
     package func contains(_ key: Key) -> Bool { index[key] != nil }
 
+    /// The least recently used key: the next to be evicted.
+    package var leastRecentKey: Key? { tail >= 0 ? slots[tail].key : nil }
+
     /// Inserts or replaces; returns the evicted entries (for statistics), or nil
     /// when the entry was refused for its size.
     @discardableResult

@@ -50,6 +50,9 @@ public final class RenderQueue: Sendable {
         var nextID = 0
         var active = 0
         var memoryInUse = 0
+        /// Bytes held outside jobs (`hold`), and the holds waiting for room.
+        var held = 0
+        var waitingHolds = FIFO<(bytes: Int, then: @Sendable (MemoryHold) -> Void)>()
         var peaks = Peaks()
         /// Ids of running jobs that were over `smallCost` when they started (the
         /// budget may change on reload): while any runs, small jobs may pass a waiting head.
@@ -200,13 +203,13 @@ public final class RenderQueue: Sendable {
     /// The next job that may start now, marked running; nil if none may.
     private func takeJob() -> Job? {
         state.withLock { s in
-            func fits(_ job: Job) -> Bool { s.active == 0 || s.memoryInUse + job.cost <= s.memoryBudget }
+            func fits(_ job: Job) -> Bool { s.active == 0 || s.memoryInUse + s.held + job.cost <= s.memoryBudget }
             var job: Job?
             if let head = s.live.first {
                 if fits(head) {
                     job = s.live.popFirst()
                 } else if !s.largeRunning.isEmpty {
-                    let (smallCost, room) = (s.smallCost, s.memoryBudget - s.memoryInUse)
+                    let (smallCost, room) = (s.smallCost, s.memoryBudget - s.memoryInUse - s.held)
                     job = s.live.remove { $0.cost <= smallCost && $0.cost <= room }
                 }
             } else if let head = s.prefetch.first, fits(head) {
@@ -240,13 +243,14 @@ public final class RenderQueue: Sendable {
             wake.unlock()
             guard let job else { continue }
             job.work()
-            let idleSince: Int? = state.withLock { s in
+            let (idleSince, granted): (Int?, [Granted]) = state.withLock { s in
                 s.active -= 1
                 s.memoryInUse -= job.cost
                 s.largeRunning.remove(job.id)
                 s.running[job.id] = nil
-                return s.active == 0 && s.live.isEmpty && s.prefetch.isEmpty ? s.started : nil
+                return (s.active == 0 && s.live.isEmpty && s.prefetch.isEmpty ? s.started : nil, grantHolds(&s))
             }
+            for (hold, then) in granted { then(hold) }
             // Freed memory may let a waiting job start on another worker.
             wakeWorkers()
             if let idleSince { scheduleIdleCheck(startedWhenIdle: idleSince) }
@@ -266,5 +270,76 @@ public final class RenderQueue: Sendable {
                 if stillIdle { whenIdle() }
             }
         }
+    }
+
+    // MARK: Memory held outside jobs
+
+    private typealias Granted = (MemoryHold, @Sendable (MemoryHold) -> Void)
+
+    /// Holds `bytes` of the memory budget outside any job — a download kept
+    /// in memory because no disk could take it (SourcesAndLimits.md
+    /// § Downloads) — until the returned hold is released (or dropped).
+    /// `then` runs once they fit beside the renders running and the bytes
+    /// held already, at once when nothing runs or is held (so a hold larger
+    /// than what is free never waits for ever), on this thread or the one
+    /// that freed the room. Holds are granted in order; renders wait for
+    /// held bytes as for each other's.
+    public func hold(_ bytes: Int, then: @escaping @Sendable (MemoryHold) -> Void) {
+        let granted: [Granted] = state.withLock { s in
+            s.waitingHolds.append((bytes, then))
+            return grantHolds(&s)
+        }
+        for (hold, then) in granted { then(hold) }
+    }
+
+    /// `limits.maxDecodeMemoryBytes` as the queue has it now.
+    var memoryBudget: Int { state.withLock { $0.memoryBudget } }
+
+    /// Bytes held outside jobs now, and how many holds wait for room.
+    var holds: (bytes: Int, waiting: Int) {
+        state.withLock { s in (s.held, s.waitingHolds.count) }
+    }
+
+    /// Grants the waiting holds that fit, in order (under the lock; the
+    /// caller runs them after it).
+    private func grantHolds(_ s: inout State) -> [Granted] {
+        var granted: [Granted] = []
+        while let head = s.waitingHolds.first,
+              (s.held == 0 && s.active == 0) || s.held + s.memoryInUse + head.bytes <= s.memoryBudget {
+            _ = s.waitingHolds.popFirst()
+            s.held += head.bytes
+            granted.append((MemoryHold(bytes: head.bytes, queue: self), head.then))
+        }
+        return granted
+    }
+
+    fileprivate func release(_ bytes: Int) {
+        let granted: [Granted] = state.withLock { s in
+            s.held -= bytes
+            return grantHolds(&s)
+        }
+        wakeWorkers()
+        for (hold, then) in granted { then(hold) }
+    }
+}
+
+/// Bytes of `limits.maxDecodeMemoryBytes` held outside render jobs
+/// (`RenderQueue.hold`): given back once, by `release()` or when the last
+/// reference goes.
+public final class MemoryHold: Sendable {
+    public let bytes: Int
+    private let queue: RenderQueue
+    private let released = Atomic<Bool>(false)
+
+    fileprivate init(bytes: Int, queue: RenderQueue) {
+        self.bytes = bytes
+        self.queue = queue
+    }
+
+    deinit { release() }
+
+    public func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.release(bytes)
     }
 }

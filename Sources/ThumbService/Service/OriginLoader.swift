@@ -27,7 +27,10 @@ struct OriginLoader: Sendable {
     let storeFailureLog = StoreFailureLog()
     /// Where downloads go when there is no disk store, or it cannot be
     /// written: the system's temporary directory.
-    let scratch = NSTemporaryDirectory()
+    let scratch: String
+    /// Holds memory of `limits.maxDecodeMemoryBytes` for a download that no
+    /// file could take, which then starts again in memory (SourcesAndLimits.md § Downloads).
+    let renders: RenderQueue
 
     /// Called on `io` (it reads the disk store). `ttl`: seconds an original on
     /// disk is trusted without asking the origin. `onChanged` runs when a
@@ -38,13 +41,13 @@ struct OriginLoader: Sendable {
         if let stored = disk?.load(url: url) {
             return use(url, stored, ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
         }
-        guard let shared, shared.isEnabled else { return fetch(url, completion: completion) }
+        guard let shared, shared.isEnabled else { return fetch(url, policy: policy, completion: completion) }
         // SeveralInstances.md: the shared store before the origin, whose deadline starts when the look-up ends.
         let sink = newDownload()
         shared.lookup(url, into: sink) { found in
             guard case .hit(let sidecar, let file) = found else {
                 sink.discard()
-                return fetch(url, completion: completion)
+                return fetch(url, policy: policy, completion: completion)
             }
             // Copied to the local store (counted in its bytes), with its facts; served `X-Cache: disk`.
             if disk?.keep(sink, url: url, metadata: sidecar.metadata) == true, let facts = sidecar.facts {
@@ -56,9 +59,8 @@ struct OriginLoader: Sendable {
     }
 
     /// Downloads `url` afresh, keeps it, and hands it to the shared store.
-    private func fetch(_ url: String, completion: @escaping Completion) {
-        let sink = newDownload()
-        download(url, conditional: nil, into: sink) { result in
+    private func fetch(_ url: String, policy: FetchPolicy, completion: @escaping Completion) {
+        download(url, conditional: nil, into: newDownload(), policy: policy) { result, sink in
             let original = result.flatMap { fetched in
                 Result { () throws(ServiceError) in
                     guard case .fetched(_, let etag, let lastModified, _, let address) = fetched else {
@@ -89,8 +91,7 @@ struct OriginLoader: Sendable {
         }
         disk?.noteRevalidation()
         let conditional = Conditional(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
-        let sink = newDownload()
-        download(url, conditional: conditional, into: sink) { result in
+        download(url, conditional: conditional, into: newDownload(), policy: policy) { result, sink in
             let original = revalidated(url, stored: stored, by: result, into: sink, onChanged: onChanged)
             sink.discard()
             completion(original)
@@ -129,12 +130,16 @@ struct OriginLoader: Sendable {
     }
 
     private func newDownload() -> DownloadFile {
-        disk?.newDownload(scratch: scratch) ?? DownloadFile(storeTemp: nil, scratch: scratch)
+        disk?.newDownload(scratch: scratch) ?? DownloadFile(store: nil, scratch: scratch)
     }
 
-    /// `completion` runs on `io`, after the last byte reached `sink`.
-    private func download(_ url: String, conditional: Conditional?, into sink: DownloadFile,
-                          completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
+    /// `completion` runs on `io`, after the last byte reached the download
+    /// it is given: `sink`, or, when no file could hold the body (the disk
+    /// store and the temporary directory both full), a download in memory
+    /// started again once the memory it may need is held (downloads wait
+    /// for room, like renders).
+    private func download(_ url: String, conditional: Conditional?, into sink: DownloadFile, policy: FetchPolicy,
+                          completion: @escaping @Sendable (Result<FetchResult, ServiceError>, DownloadFile) -> Void) {
         counters.withLock {
             $0.originFetches += 1
             $0.originInFlight += 1
@@ -149,9 +154,31 @@ struct OriginLoader: Sendable {
                 }
             }
             io.async {
+                if case .failure = result, sink.foundNoPlace {
+                    sink.discard()
+                    return inMemory(url, conditional: conditional, policy: policy, storeFailure: sink.storeFailure,
+                                    completion: completion)
+                }
+                if case .failure = result, sink.overflowed {
+                    return completion(.failure(.imageTooLarge("the original is over the memory of maxDecodeMemoryBytes "
+                                                              + "a download in memory may hold")), sink)
+                }
                 if case .failure(let error) = result { storeFailureLog.note(error, source: url) }
-                completion(result)
+                completion(result, sink)
             }
+        }
+    }
+
+    /// Starts a download again in memory once `RenderQueue.hold` granted
+    /// what it may need (`limits.maxSourceBytes`, at most the whole
+    /// `limits.maxDecodeMemoryBytes`); the original keeps the hold until its bytes go.
+    private func inMemory(_ url: String, conditional: Conditional?, policy: FetchPolicy,
+                          storeFailure: StoredFile.WriteError?,
+                          completion: @escaping @Sendable (Result<FetchResult, ServiceError>, DownloadFile) -> Void) {
+        let limit = min(policy.maxBytes, renders.memoryBudget)
+        renders.hold(limit) { hold in
+            let sink = DownloadFile(inMemory: limit, hold: hold, storeFailure: storeFailure)
+            download(url, conditional: conditional, into: sink, policy: policy, completion: completion)
         }
     }
 

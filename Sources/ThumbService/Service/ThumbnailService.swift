@@ -60,9 +60,12 @@ public final class ThumbnailService: Sendable {
     ///
     /// `objects` reaches the shared originals store (SeveralInstances.md); by
     /// default the fetcher itself, when it can (the real `Fetcher` does).
+    /// `scratch`: where downloads the disk store cannot take go (tests; by
+    /// default the system's temporary directory).
     public init<C: Clock>(configuration: ServiceConfiguration, fetcher: any OriginFetching, disk: DiskStore?,
                           clock: C = ContinuousClock(), wallClock: any WallClock = SystemWallClock(),
-                          engine: any RenderEngine = InProcessEngine(), objects: (any ObjectStoring)? = nil)
+                          engine: any RenderEngine = InProcessEngine(), objects: (any ObjectStoring)? = nil,
+                          scratch: String = NSTemporaryDirectory())
     where C.Duration == Duration {
         self.configuration = Mutex(configuration)
         self.engine = engine
@@ -82,7 +85,7 @@ public final class ThumbnailService: Sendable {
             SharedStore(objects: $0, configuration: configuration, io: fetchQueue, clock: anyClock)
         }
         loader = OriginLoader(fetcher: fetcher, disk: disk, shared: shared, counters: counters, wallClock: wallClock,
-                              io: fetchQueue)
+                              io: fetchQueue, scratch: scratch, renders: renders)
     }
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }

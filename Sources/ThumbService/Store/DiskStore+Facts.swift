@@ -34,7 +34,9 @@ extension DiskStore {
     /// Keeps `facts` beside `url`'s original, when that original (with the
     /// same digest) is in the store; false otherwise or when the write
     /// failed. Written to `tmp` and renamed, so a crash leaves either the
-    /// old file or the new one.
+    /// old file or the new one. A write that fails for room is tried again
+    /// once the store removed older originals (never this one); one that
+    /// still fails is told like any failed write, and the facts stay in memory only.
     @discardableResult
     public func keepFacts(_ facts: OriginalFacts, url: String) -> Bool {
         let name = Self.name(for: url)
@@ -43,11 +45,15 @@ extension DiskStore {
               stored.metadata.sha256 == facts.sha256 else { return false }
         let bytes = facts.serialized
         let temp = "\(directory)/tmp/\(name)\(Self.factsSuffix).\(UUID().uuidString)"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return false }
-        let written = StoredFile.writeAll(fd, bytes)
-        close(fd)
-        return state.withLock { s in
+        var fd: Int32 = -1
+        var written = false
+        repeat {
+            if fd < 0 { fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+            written = fd >= 0 && StoredFile.writeAll(fd, bytes, at: 0)
+        } while !written && StoredFile.WriteError(code: errno).isForRoom && makeRoom(sparing: name)
+        let failure = StoredFile.WriteError(code: errno)
+        if fd >= 0 { close(fd) }
+        let kept = state.withLock { s in
             // Under the lock: an original evicted meanwhile gets no facts file left behind.
             guard written, let size = s.lru.get(name), rename(temp, Self.path(directory, name) + Self.factsSuffix) == 0 else {
                 unlink(temp)
@@ -58,6 +64,8 @@ extension DiskStore {
             for (victim, _) in evicted { Self.unlinkEntry(directory, victim) }
             return true
         }
+        if !written { writeFailed(failure) }
+        return kept
     }
 
     /// The size of the facts file an original being stored as `name` keeps:

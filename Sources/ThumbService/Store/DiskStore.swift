@@ -21,11 +21,14 @@ public final class DiskStore: Sendable {
         public var misses = 0
         public var evictions = 0
         public var revalidations = 0
+        /// Originals that could not be kept because a write failed (Configuration.md `diskStore`).
+        public var writeFailures = 0
 
         public init(entries: Int = 0, bytes: Int = 0, limitBytes: Int, hits: Int = 0, misses: Int = 0,
-                    evictions: Int = 0, revalidations: Int = 0) {
+                    evictions: Int = 0, revalidations: Int = 0, writeFailures: Int = 0) {
             (self.entries, self.bytes, self.limitBytes) = (entries, bytes, limitBytes)
             (self.hits, self.misses, self.evictions, self.revalidations) = (hits, misses, evictions, revalidations)
+            self.writeFailures = writeFailures
         }
     }
 
@@ -35,6 +38,7 @@ public final class DiskStore: Sendable {
         var misses = 0
         var evictions = 0
         var revalidations = 0
+        var writeFailures = 0
         /// Set by a failed write, cleared by the next good one: a full or
         /// broken store is reported once, not per request.
         var writeFailing = false
@@ -50,6 +54,9 @@ public final class DiskStore: Sendable {
 
     /// Opens (creating) the store, removes leftovers of interrupted writes and
     /// downloads (`tmp`), and rebuilds the LRU order from the files present.
+    /// A store that cannot be made for want of room or on a read-only file
+    /// system still opens, with what it holds: it is told, and writes go on
+    /// failing over (Configuration.md `diskStore`); other failures throw.
     public init(directory: String, maxBytes: Int, wallClock: any WallClock = SystemWallClock(),
                 report: @escaping @Sendable (String) -> Void = { _ in }) throws(ServiceError) {
         self.directory = directory
@@ -57,10 +64,10 @@ public final class DiskStore: Sendable {
         self.wallClock = wallClock
         let fm = FileManager.default
         let tmp = directory + "/tmp"
-        do {
-            try fm.createDirectory(atPath: tmp, withIntermediateDirectories: true)
-        } catch {
-            throw .internalError("cannot create disk store at \(directory): \(error)")
+        let made = Self.makeDirectories(tmp)
+        let failure = made == 0 ? nil : StoredFile.WriteError(code: made)
+        if let failure, !(failure.isForRoom || failure.code == EROFS) {
+            throw .internalError("cannot create disk store at \(directory): \(failure.description)")
         }
         for leftover in (try? fm.contentsOfDirectory(atPath: tmp)) ?? [] {
             unlink(tmp + "/" + leftover)
@@ -93,7 +100,8 @@ public final class DiskStore: Sendable {
         for file in found where !kept.contains(file.name) { Self.unlinkEntry(directory, file.name) }
         // Facts whose original is gone go too.
         for name in factsSizes.keys where !kept.contains(name) { unlink(Self.path(directory, name) + Self.factsSuffix) }
-        state = Mutex(State(lru: lru))
+        state = Mutex(State(lru: lru, writeFailing: failure != nil))
+        if let failure { report(Self.failingMessage(directory, failure)) }
     }
 
     /// The stored original for `url`, its metadata checked against the
@@ -123,14 +131,20 @@ public final class DiskStore: Sendable {
     /// (removed at the next start if a crash leaves it), or, while the store
     /// cannot be written, one in `scratch` that is never kept.
     func newDownload(scratch: String?) -> DownloadFile {
-        DownloadFile(storeTemp: directory + "/tmp", scratch: scratch) { [self] error in writeFailed(error) }
+        DownloadFile(store: downloadStore, scratch: scratch)
+    }
+
+    private var downloadStore: DownloadFile.Store {
+        DownloadFile.Store(temp: directory + "/tmp", makeRoom: { [self] in makeRoom() },
+                           failed: { [self] error in writeFailed(error) })
     }
 
     /// Keeps a finished download as `url`'s original by renaming its file into
     /// place (no copy), after appending `metadata` and flushing it to disk.
     /// False when it is larger than the whole store (it is then served but
-    /// not kept, Configuration.md), was written outside the store, or the
-    /// write failed; the download then removes its file when dropped.
+    /// not kept, Configuration.md), was written outside the store because the
+    /// store could not be written, or a write failed: those two count in
+    /// `writeFailures`. The download then removes its file when dropped.
     @discardableResult
     func keep(_ download: DownloadFile, url: String, metadata: OriginalMetadata) -> Bool {
         let name = Self.name(for: url)
@@ -138,24 +152,21 @@ public final class DiskStore: Sendable {
         let size = download.length + trailer.count
         // Facts stored for the bytes this replaces stay only if the bytes are the same.
         let factsSize = keptFactsSize(name: name, sha256: metadata.sha256)
-        guard size <= state.withLock({ $0.lru.limit }), let temp = download.temporaryPath(inStore: directory) else {
+        guard size <= state.withLock({ $0.lru.limit }) else { return false }
+        guard let temp = download.temporaryPath else {
+            if download.storeFailure != nil { state.withLock { $0.writeFailures += 1 } }
             return false
         }
-        let shardDir = "\(directory)/\(name.prefix(2))/\(name.dropFirst(2).prefix(2))"
         let final = Self.path(directory, name)
         var result = download.seal(with: trailer)
-        if case .success = result {
-            try? FileManager.default.createDirectory(atPath: shardDir, withIntermediateDirectories: true)
-            if rename(temp, final) == 0 {
-                download.kept()
-            } else {
-                result = .failure(StoredFile.WriteError(code: errno))
-            }
-        }
+        if case .success = result { result = place(temp, as: name) }
         if case .failure(let error) = result {
+            download.notKept(error)
             writeFailed(error)
+            state.withLock { $0.writeFailures += 1 }
             return false
         }
+        download.kept()
         touch(final)
         if state.withLock({ s in defer { s.writeFailing = false }; return s.writeFailing }) {
             report("disk store: writing in \(directory) again")
@@ -174,8 +185,8 @@ public final class DiskStore: Sendable {
     /// bounded buffer into a new file, which replaces the old one by rename.
     @discardableResult
     func refresh(url: String, file: OriginalFile, metadata: OriginalMetadata) -> Bool {
-        let download = DownloadFile(storeTemp: directory + "/tmp", scratch: nil) { [self] error in writeFailed(error) }
-        do throws(BodySinkError) { try file.copy(into: download) } catch { return false }
+        let download = DownloadFile(store: downloadStore, scratch: nil)
+        do throws(BodySinkError) { try file.copy(into: download) } catch { return notKept(download) }
         return keep(download, url: url, metadata: metadata)
     }
 
@@ -183,17 +194,58 @@ public final class DiskStore: Sendable {
     /// streams its downloads, `newDownload`). False as for `keep`.
     @discardableResult
     public func store(url: String, data: [UInt8], metadata: OriginalMetadata) -> Bool {
-        let download = DownloadFile(storeTemp: directory + "/tmp", scratch: nil) { [self] error in writeFailed(error) }
+        let download = DownloadFile(store: downloadStore, scratch: nil)
         let written = data.withUnsafeBytes { bytes in (try? download.write(bytes)) != nil }
-        return written && keep(download, url: url, metadata: metadata)
+        return written ? keep(download, url: url, metadata: metadata) : notKept(download)
+    }
+
+    /// False, after counting in `writeFailures` a download the store could not hold.
+    private func notKept(_ download: DownloadFile) -> Bool {
+        if download.storeFailure != nil { state.withLock { $0.writeFailures += 1 } }
+        return false
+    }
+
+    /// Renames a sealed download into place as `name`, making its shard
+    /// directories; a failure for room is tried again once the store made some.
+    private func place(_ temp: String, as name: String) -> Result<Void, StoredFile.WriteError> {
+        let outer = "\(directory)/\(name.prefix(2))"
+        let inner = "\(outer)/\(name.dropFirst(2).prefix(2))"
+        while true {
+            if Self.makeDirectory(outer) && Self.makeDirectory(inner) && rename(temp, Self.path(directory, name)) == 0 {
+                return .success(())
+            }
+            let error = StoredFile.WriteError(code: errno)
+            guard error.isForRoom, makeRoom() else { return .failure(error) }
+        }
+    }
+
+    /// Removes the least recently used original (and its facts) for a write
+    /// that failed for room, whatever `maxBytes` says (Configuration.md
+    /// `diskStore`). False when the store is empty or the file cannot be
+    /// removed (a read-only file system), or it is `sparing` (the original
+    /// whose facts are being written): then the write fails over.
+    func makeRoom(sparing: String? = nil) -> Bool {
+        state.withLock { s in
+            guard let victim = s.lru.leastRecentKey, victim != sparing else { return false }
+            let path = Self.path(directory, victim)
+            guard unlink(path) == 0 || errno == ENOENT else { return false }
+            unlink(path + Self.factsSuffix)
+            s.lru.remove(victim)
+            s.evictions += 1
+            return true
+        }
     }
 
     /// A write failed: said once for a whole outage, not per request.
-    private func writeFailed(_ error: StoredFile.WriteError) {
+    func writeFailed(_ error: StoredFile.WriteError) {
         if state.withLock({ s in defer { s.writeFailing = true }; return !s.writeFailing }) {
-            report("disk store: cannot write in \(directory) (\(error.description)); "
-                   + "originals are served from the origin without being kept until a write succeeds")
+            report(Self.failingMessage(directory, error))
         }
+    }
+
+    private static func failingMessage(_ directory: String, _ error: StoredFile.WriteError) -> String {
+        "disk store: cannot write in \(directory) (\(error.description)); "
+            + "originals are served from the origin without being kept until a write succeeds"
     }
 
     /// Forgets `url`'s original; true when one was stored.
@@ -224,7 +276,8 @@ public final class DiskStore: Sendable {
     public var statistics: Statistics {
         state.withLock { s in
             Statistics(entries: s.lru.count, bytes: s.lru.totalCost, limitBytes: s.lru.limit, hits: s.hits,
-                       misses: s.misses, evictions: s.evictions, revalidations: s.revalidations)
+                       misses: s.misses, evictions: s.evictions, revalidations: s.revalidations,
+                       writeFailures: s.writeFailures)
         }
     }
 
@@ -240,6 +293,28 @@ public final class DiskStore: Sendable {
     static func unlinkEntry(_ directory: String, _ name: String) {
         unlink(path(directory, name))
         unlink(path(directory, name) + factsSuffix)
+    }
+
+    /// `mkdir -p`: 0, or the `errno` of the step that failed.
+    static func makeDirectories(_ path: String) -> Int32 {
+        if makeDirectory(path) { return 0 }
+        guard errno == ENOENT else { return errno }
+        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        guard !parent.isEmpty, parent != path else { return ENOENT }
+        let code = makeDirectories(parent)
+        guard code == 0 else { return code }
+        return makeDirectory(path) ? 0 : errno
+    }
+
+    /// `mkdir`, content with a directory already there; false (errno set) otherwise.
+    static func makeDirectory(_ path: String) -> Bool {
+        if mkdir(path, 0o755) == 0 { return true }
+        guard errno == EEXIST else { return false }
+        var st = stat()
+        guard stat(path, &st) == 0 else { return false }
+        if (st.st_mode & S_IFMT) == S_IFDIR { return true }
+        errno = ENOTDIR
+        return false
     }
 
     static func name(for url: String) -> String { Digest.hex(Digest.sha256(Array(url.utf8))) }

@@ -14,12 +14,16 @@ public final class OriginalFile: Sendable {
     private let offset: Int
     /// Bytes of the original.
     public let length: Int
+    /// What must live as long as the bytes: the memory held for an original
+    /// kept in memory (`RenderQueue.hold`), given back when this goes.
+    private let keeper: (any AnyObject & Sendable)?
 
     /// Takes ownership of `descriptor`.
-    init(descriptor: Int32, offset: Int, length: Int) {
+    init(descriptor: Int32, offset: Int, length: Int, keeping keeper: (any AnyObject & Sendable)? = nil) {
         self.descriptor = descriptor
         self.offset = offset
         self.length = length
+        self.keeper = keeper
     }
 
     /// An original whose descriptor arrived from elsewhere: a worker's job

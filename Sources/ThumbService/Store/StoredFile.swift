@@ -25,6 +25,9 @@ enum StoredFile {
     struct WriteError: Error {
         let code: Int32
         var description: String { String(cString: strerror(code)) }
+        /// A failure that removing originals may cure: the file system is
+        /// full, the quota spent, or the device failing (Configuration.md `diskStore`).
+        var isForRoom: Bool { code == ENOSPC || code == EDQUOT || code == EIO }
     }
 
     /// Opens and checks a stored file: nil when it is missing, malformed, or
@@ -90,6 +93,29 @@ enum StoredFile {
                 return false
             }
             offset += n
+        }
+        return true
+    }
+
+    /// Writes every byte at `offset` (the file position is not used),
+    /// retrying short writes and EINTR; false (errno set) on failure. A failed
+    /// write tried again writes the same bytes at the same place.
+    static func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>, at offset: Int) -> Bool {
+        let done = bytes.withContiguousStorageIfAvailable { buffer in
+            writeAll(fd, UnsafeRawBufferPointer(buffer), at: offset)
+        }
+        return done ?? Array(bytes).withUnsafeBytes { writeAll(fd, $0, at: offset) }
+    }
+
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += n
         }
         return true
     }
