@@ -219,7 +219,10 @@ public final class ThumbnailService: Sendable {
                 _ = memory.removeAll { $0.url == changed }
             }) { [self] result in
                 if case .failure(let error) = result { negative.remember(url, error) }
-                originFlights.complete(url, with: result)
+                guard case .success(let original) = result, let facts = original.sharedFacts else {
+                    return originFlights.complete(url, with: result)
+                }
+                checkSharedFacts(facts, url: url, original) { [self] in originFlights.complete(url, with: result) }
             }
         }
     }
