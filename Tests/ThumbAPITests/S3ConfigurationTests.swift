@@ -87,6 +87,15 @@ import Testing
         let two = try parse(config(long + "\n" + other + "\n")).service.diskStore.shared?.keys
         #expect(two == [SharedStoreKey(Array(long.utf8)), SharedStoreKey(Array(other.utf8))])
         #expect(try parse(config(long)).service.diskStore.shared?.keys == [SharedStoreKey(Array(long.utf8))], "no final newline")
+        // Every parse (start, each reload) reads the file again: a new key first, the old one second, rotates it.
+        let file = temporaryFile(long + "\n")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let text = #"{"diskStore": {"shared": {"bucket": "fleet", "keyFile": "\#(file)"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s"}}"#
+        let before = try parse(text)
+        try Data((other + "\n" + long + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let after = try parse(text)
+        #expect(after.service.diskStore.shared?.keys == [SharedStoreKey(Array(other.utf8)), SharedStoreKey(Array(long.utf8))])
+        #expect(after != before, "a rotated key is a changed configuration")
         for bad in [nil, "", "\n", String(long.dropLast()), long + "\n" + "short\n", long + "\n\n" + long,
                     [long, long, long].joined(separator: "\n")] {
             do {
