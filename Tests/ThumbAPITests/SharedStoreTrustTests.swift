@@ -219,6 +219,43 @@ extension SharedStoreTests {
         #expect(a.stats("sharedStore")["writes"] == 0)
     }
 
+    /// A store that answers nothing at all (every request goes silent):
+    /// each of 20 misses at once — more than the store's own slots — costs
+    /// its request one `s3.timeoutSeconds`, then the origin serves it; none
+    /// is a `504`, and the origin's 4 slots do the downloads.
+    @Test func aStoreAnsweringNothingCostsEachMissOneTimeout() throws {
+        let paths = (0..<20).map { "/q\($0).jpg" }
+        let fleet = try Fleet(routes: Dictionary(uniqueKeysWithValues: paths.map { ($0, TestOrigin.jpeg) }))
+        defer { fleet.stop() }
+        let origin = fleet.origin
+        let proxy = try LoopbackProxy(upstream: fleet.s3.port, stallRequests: ["GET ", "PUT ", "HEAD ", "DELETE "])
+        defer { proxy.stop() }
+        let a = try fleet.instance(endpoint: "http://127.0.0.1:\(proxy.port)") {
+            $0.service.origin.maxConcurrentFetches = 4
+            $0.service.s3.timeoutSeconds = 2
+        }
+        let results = Mutex<[String: (status: Int, seconds: Double)]>([:])
+        let group = DispatchGroup()
+        for path in paths {
+            group.enter()
+            Thread.detachNewThread {
+                let started = Date()
+                let status = a.thumbnail(origin, path).status
+                results.withLock { $0[path] = (status, Date().timeIntervalSince(started)) }
+                group.leave()
+            }
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        let answers = results.withLock { $0 }
+        #expect(answers.count == 20 && answers.values.allSatisfy { $0.status == 200 }, "\(answers)")
+        // At least the look-up's deadline each (they waited for it), and never a second one.
+        #expect(answers.values.allSatisfy { $0.seconds >= 1.9 }, "\(answers)")
+        #expect(answers.values.allSatisfy { $0.seconds < 2 * 2 + 10 }, "\(answers)")
+        let s = a.stats("sharedStore")
+        #expect(s["readFailures"] == 20 && s["hits"] == 0 && s["misses"] == 0, "\(s)")
+        #expect(paths.allSatisfy { origin.hits($0) == 1 })
+    }
+
     private func encoded(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     }
