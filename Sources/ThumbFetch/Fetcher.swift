@@ -9,9 +9,10 @@ import Synchronization
 /// that changes after any earlier look-up cannot get through), and again
 /// before each request on a reused connection.
 ///
-/// All transfers of a fetcher run on one thread (libcurl's multi interface),
+/// All downloads of a fetcher run on one thread (libcurl's multi interface),
 /// at most `maxConcurrentFetches` at once, the rest waiting in arrival order;
 /// connections, TLS sessions and DNS answers are reused across downloads.
+/// The shared originals store's requests run on a second engine of their own.
 public final class Fetcher: Sendable {
     private let currentPolicy: Mutex<FetchPolicy>
     let engine: CurlEngine
