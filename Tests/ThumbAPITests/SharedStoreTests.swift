@@ -117,7 +117,8 @@ import ThumbHTTP
         // Its next variant comes from its own disk: the shared store is not asked again.
         #expect(b.thumbnail(origin, Self.path, "&w=50").headers["x-cache"] == "disk")
         #expect(b.stats("sharedStore")["hits"] == 1 && b.stats("sharedStore")["misses"] == 0)
-        #expect(a.leftovers.isEmpty && b.leftovers.isEmpty)
+        // A facts file being written after the answer passes through tmp: wait it out.
+        #expect(eventually { a.leftovers.isEmpty && b.leftovers.isEmpty }, "\(a.leftovers) \(b.leftovers)")
     }
 
     /// `DELETE /cache` removes the shared copy too (and says so in
@@ -182,7 +183,7 @@ import ThumbHTTP
         #expect(sb["rejected"] == 2 && sb["readFailures"] == 0 && sb["misses"] == 0 && sb["hits"] == 0, "\(sb)")
         #expect(b.log.filter { $0.hasPrefix("shared store: ") && $0.contains(" rejected (") }.count == 2, "\(b.log)")
         #expect(origin.hits(Self.path) == 2 && origin.hits("/dog.jpg") == 2)
-        #expect(b.leftovers.isEmpty, "\(b.leftovers)")
+        #expect(eventually { b.leftovers.isEmpty }, "\(b.leftovers)")
     }
 
     /// A store that is not there at all (nothing listens on its port): every
@@ -204,7 +205,7 @@ import ThumbHTTP
         #expect(eventually { (a.stats("sharedStore")["writeFailures"] ?? 0) >= 2 }, "\(a.stats("sharedStore"))")
         #expect(a.stats("sharedStore")["writes"] == 0)
         #expect(a.log.filter { $0.hasPrefix("shared store: reading") }.count == 1, "\(a.log)")
-        #expect(a.leftovers.isEmpty)
+        #expect(eventually { a.leftovers.isEmpty }, "\(a.leftovers)")
     }
 
     /// A store that stalls in the middle of an original's bytes: the look-up
@@ -225,7 +226,8 @@ import ThumbHTTP
         #expect(Date().timeIntervalSince(started) < 5)
         #expect(b.stats("sharedStore")["readFailures"] == 1 && origin.hits(Self.path) == 2, "\(b.stats("sharedStore"))")
         #expect(proxy.requests.contains { $0.contains("GET /\(shared)/\(key(origin)) ") })
-        #expect(b.leftovers.isEmpty, "\(b.leftovers)")
+        // Facts computed after the answer pass through tmp on their way to the store: wait them out.
+        #expect(eventually { b.leftovers.isEmpty }, "\(b.leftovers)")
         #expect(b.stats("diskStore")["entries"] == 1, "only the origin's copy")
     }
 
