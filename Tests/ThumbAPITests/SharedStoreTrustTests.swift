@@ -248,9 +248,8 @@ extension SharedStoreTests {
         #expect(group.wait(timeout: .now() + 60) == .success)
         let answers = results.withLock { $0 }
         #expect(answers.count == 20 && answers.values.allSatisfy { $0.status == 200 }, "\(answers)")
-        // At least the look-up's deadline each (they waited for it), and never a second one.
+        // Each waited for its look-up's deadline, and no more than the client's own 10 s (a status 0 above).
         #expect(answers.values.allSatisfy { $0.seconds >= 1.9 }, "\(answers)")
-        #expect(answers.values.allSatisfy { $0.seconds < 2 * 2 + 10 }, "\(answers)")
         let s = a.stats("sharedStore")
         #expect(s["readFailures"] == 20 && s["hits"] == 0 && s["misses"] == 0, "\(s)")
         #expect(paths.allSatisfy { origin.hits($0) == 1 })
