@@ -153,7 +153,7 @@ extension SharedStoreTests {
     /// The shared store's bucket is never an `s3://` source, whatever the
     /// key's spelling, even when a configuration built in code lists it (a
     /// parsed one cannot): `403` before any request of any kind, no shared
-    /// look-up either; an upper-case spelling is no bucket name (`400`).
+    /// look-up either, in `/thumbnail`, `/info` and `POST /info` alike.
     @Test func theSharedBucketIsNeverASource() throws {
         let fleet = try Fleet()
         defer { fleet.stop() }
@@ -170,7 +170,17 @@ extension SharedStoreTests {
                         "\(target): \(r.status)")
             }
         }
-        #expect(a.get("/thumbnail?url=\(encoded("s3://\(shared.uppercased())/public/ok.jpg"))&w=50").status == 400)
+        // An upper-case spelling is no bucket name, but a virtual-host style store folds case: refused the same.
+        let upper = "s3://\(shared.uppercased())/public/ok.jpg"
+        for target in ["/thumbnail?url=\(encoded(upper))&w=50", "/info?url=\(encoded(upper))"] {
+            #expect(a.get(target).status == 403, "\(target)")
+        }
+        let batch = RawHTTPClient.exchange(port: a.port, method: "POST", target: "/info",
+                                           headers: ["Content-Type": "application/json"],
+                                           body: Array(#"{"items": [{"url": "\#(upper)"}, {"url": "s3://\#(shared)//x"}]}"#.utf8))
+        #expect(String(decoding: batch.body, as: UTF8.self).components(separatedBy: "forbidden_source").count == 3,
+                "\(String(decoding: batch.body, as: UTF8.self))")
+        #expect(a.get("/thumbnail?url=\(encoded("s3://Other-bucket/x"))&w=50").status == 400, "other invalid names stay 400")
         #expect(proxy.connections == 0, "\(proxy.requests)")
         let s = a.stats("sharedStore")
         #expect(s["hits"] == 0 && s["misses"] == 0 && s["readFailures"] == 0 && s["rejected"] == 0, "\(s)")

@@ -39,7 +39,8 @@ extension FetchPolicy {
     /// spelling (a store may collapse `//` or decode `%2F`) and whatever
     /// `s3.allowedBuckets` says; compared as a host name compares (a
     /// virtual-host style store folds case). An upper-case spelling is no
-    /// valid bucket name and never gets here (`S3Location`: a `400`).
+    /// valid bucket name and never gets here: `InfoRequest.normalizedSource`
+    /// refuses it as the bucket itself.
     public func refuseReserved(bucket: String) throws(FetchError) {
         if let reserved, reserved.bucket.lowercased() == bucket.lowercased() {
             throw .forbidden("bucket \(bucket) holds the shared originals store, never a source")
