@@ -100,7 +100,8 @@ extension SharedStoreTests {
     /// Facts in a sidecar the fleet signed are still checked against the
     /// original's own header: a copy whose facts say `gif 7x99999, 65535
     /// frames` (and a focus of its own) is served — its bytes are right —
-    /// but its facts are computed again, and the rejection is counted.
+    /// but its facts are computed again (an attention crop uses the real
+    /// focus, `/info` the real facts), and the rejection is counted.
     @Test func factsThatDisagreeWithTheHeaderAreComputedAgain() throws {
         let fleet = try Fleet(routes: ["/facts.jpg": TestOrigin.jpeg])
         defer { fleet.stop() }
@@ -120,6 +121,11 @@ extension SharedStoreTests {
         try plant(TestOrigin.jpeg, for: origin.url("/facts.jpg"), in: fleet, key: Self.keys[0], facts: planted)
 
         let b = try fleet.instance()
+        // An attention crop is placed on the real focus, as on the instance that computed it.
+        let crop = "&w=40&h=40&fit=cover&gravity=attention"
+        let reference = a.thumbnail(origin, Self.path, crop), attention = b.thumbnail(origin, "/facts.jpg", crop)
+        #expect(attention.status == 200 && attention.headers["x-cache"] == "disk" && attention.body == reference.body,
+                "\(attention.status) \(attention.headers)")
         let info = b.get("/info?url=\(encoded(origin.url("/facts.jpg")))")
         let text = String(decoding: info.body, as: UTF8.self)
         #expect(info.status == 200 && info.headers["x-cache"] == "disk", "\(info.status) \(info.headers)")
