@@ -32,7 +32,10 @@ extension DaemonConfiguration {
                 ("path", opt(service.diskStore.path)),
                 ("maxBytes", .integer(service.diskStore.maxBytes)),
                 ("ttlSeconds", .integer(service.diskStore.ttlSeconds)),
-                ("shared", service.diskStore.shared.map { .object([("bucket", .string($0.bucket)), ("prefix", .string($0.prefix))]) } ?? .null),
+                ("shared", service.diskStore.shared.map {
+                    // The key file's path, never its keys.
+                    .object([("bucket", .string($0.bucket)), ("prefix", .string($0.prefix)), ("keyFile", opt($0.keyFile))])
+                } ?? .null),
             ])),
             ("limits", .object([
                 ("maxSourceBytes", .integer(service.limits.maxSourceBytes)),

@@ -15,7 +15,7 @@ struct InfoBatch {
     let items: [Item]
 
     /// `signingKey`: when set, every item needs the `sig` of its GET form (`signedTarget`).
-    init(body: [UInt8], maxItems: Int, signingKey: String?) throws(ServiceError) {
+    init(body: [UInt8], maxItems: Int, signingKey: String?, reservedBucket: String? = nil) throws(ServiceError) {
         let list = try BatchBody.items(body, maxItems: maxItems, what: "info", limitName: "info.maxBatchItems")
         var items: [Item] = []
         items.reserveCapacity(list.count)
@@ -31,21 +31,23 @@ struct InfoBatch {
                 }
             }
             guard let url else { throw .badRequest("info item \(index): missing 'url'") }
-            items.append(Item(given: url, request: Self.request(url: url, sig: sig, signingKey: signingKey)))
+            items.append(Item(given: url, request: Self.request(url: url, sig: sig, signingKey: signingKey,
+                                                                reservedBucket: reservedBucket)))
         }
         self.items = items
     }
 
     /// The item's request, or its own error: the signature first, as for a
     /// GET (an unsigned item learns nothing about its URL).
-    private static func request(url: String, sig: String?, signingKey: String?) -> Result<InfoRequest, ServiceError> {
+    private static func request(url: String, sig: String?, signingKey: String?,
+                                reservedBucket: String?) -> Result<InfoRequest, ServiceError> {
         if let signingKey {
             let expected = URLSignature.sign(signedTarget(url: url), key: signingKey)
             guard let sig, ConstantTime.equals(Array(sig.utf8), Array(expected.utf8)) else {
                 return .failure(.badSignature)
             }
         }
-        return Result { () throws(ServiceError) in try InfoRequest(url: url) }
+        return Result { () throws(ServiceError) in try InfoRequest(url: url, reservedBucket: reservedBucket) }
     }
 
     /// What an item's `sig` signs: its GET form `/info?url=ENCODED`, every

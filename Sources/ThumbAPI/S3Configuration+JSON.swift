@@ -76,32 +76,13 @@ extension ServiceConfiguration.S3 {
         return Secret(trimmed)
     }
 
-    /// Bytes a key file may have: a secret is 40 characters, and a path to
-    /// `/dev/zero` or a pipe must not hang start-up (or the config fuzzer).
-    static let maxSecretFileBytes = 65536
-
     /// The file's contents, surrounding whitespace (a final newline) dropped.
-    /// Read with open/fstat/read on one descriptor: what is checked is what is
-    /// read (no path looked up twice), and nothing reads past the bound.
     private static func readSecret(_ path: String) throws(ConfigurationError) -> Secret {
-        let refused = ConfigurationError(key: "s3.secretAccessKeyFile",
-                                         "'\(path)' is not a readable regular file of at most \(maxSecretFileBytes) bytes")
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw refused }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= maxSecretFileBytes else { throw refused }
-        var bytes = [UInt8](repeating: 0, count: maxSecretFileBytes + 1)
-        var length = 0
-        while length < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + length, $0.count - length) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw refused }
-            if n == 0 { break }
-            length += n
+        guard var bytes = KeyFile.read(path) else {
+            throw ConfigurationError(key: "s3.secretAccessKeyFile",
+                                     "'\(path)' is not a readable regular file of at most \(KeyFile.maxBytes) bytes")
         }
-        guard length <= maxSecretFileBytes else { throw refused }
-        guard let text = String(validating: bytes[..<length], as: UTF8.self) else {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigurationError(key: "s3.secretAccessKeyFile", "'\(path)' is not UTF-8 text")
         }
         // The buffer held the key: zero it before it is freed.

@@ -62,8 +62,15 @@ extension ServiceConfiguration {
         }
         if var s = try r.object("s3") { try s3.read(&s) }
         try s3.validate()
-        if diskStore.shared != nil && s3.endpoint == nil {
-            throw ConfigurationError(key: "diskStore.shared", "needs s3.endpoint (the store it lives in)")
+        if let shared = diskStore.shared {
+            guard s3.endpoint != nil else {
+                throw ConfigurationError(key: "diskStore.shared", "needs s3.endpoint (the store it lives in)")
+            }
+            // Its objects are the fleet's cache, never a source: a client could read them, or plant what they trust.
+            if s3.allowedBuckets.contains(where: { $0.lowercased() == shared.bucket.lowercased() }) {
+                throw ConfigurationError(key: "s3.allowedBuckets",
+                                         "'\(shared.bucket)' is diskStore.shared.bucket, which is never a source")
+            }
         }
         if var o = try r.object("output") {
             if let v = try o.integer("defaultQuality", 1...100) { output.defaultQuality = v }
@@ -172,10 +179,11 @@ extension ServiceConfiguration.Preset {
 }
 
 extension ServiceConfiguration {
-    /// `diskStore.shared`: null, or `{"bucket": "NAME", "prefix": "thumbd/"}`
-    /// (SeveralInstances.md). The prefix is where thumbd's objects go: it
-    /// becomes part of every key, so it is held to characters that need no
-    /// escaping and to a length that leaves room for the digest.
+    /// `diskStore.shared`: null, or `{"bucket": "NAME", "prefix": "thumbd/",
+    /// "keyFile": PATH}` (SeveralInstances.md). The prefix is where thumbd's
+    /// objects go: it becomes part of every key, so it is held to characters
+    /// that need no escaping and to a length that leaves room for the digest.
+    /// The key file is required and read here, so a reload reads it again.
     static func sharedStore(_ value: JSONValue) throws(ConfigurationError) -> SharedStoreLocation? {
         if case .null = value { return nil }
         var r = try ConfigReader(value, path: "diskStore.shared")
@@ -193,7 +201,12 @@ extension ServiceConfiguration {
             throw ConfigurationError(key: "diskStore.shared.prefix",
                                      "must be at most 256 of A-Z a-z 0-9 - _ . / and not start with /")
         }
+        guard let keyFile = try r.string("keyFile") else {
+            throw ConfigurationError(key: "diskStore.shared.keyFile",
+                                     "is required: the file of the fleet's key that authenticates the shared store")
+        }
+        let keys = try KeyFile.sharedStoreKeys(keyFile)
         try r.finish()
-        return SharedStoreLocation(bucket: bucket, prefix: prefix)
+        return SharedStoreLocation(bucket: bucket, prefix: prefix, keyFile: keyFile, keys: keys)
     }
 }

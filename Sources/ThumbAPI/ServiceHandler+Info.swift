@@ -27,7 +27,7 @@ extension ServiceHandler {
                 return responder.respond(ServiceError.badSignature.thumbnailResponse(config.output, varies: false))
             }
             do {
-                parsed = try InfoRequest(query: request.query)
+                parsed = try InfoRequest(query: request.query, reservedBucket: config.diskStore.shared?.bucket)
             } catch {
                 return responder.respond(error.thumbnailResponse(config.output, varies: false))
             }
@@ -53,7 +53,8 @@ extension ServiceHandler {
         let config = service.config
         let batch: InfoBatch
         do {
-            batch = try InfoBatch(body: request.body, maxItems: config.info.maxBatchItems, signingKey: signingKey)
+            batch = try InfoBatch(body: request.body, maxItems: config.info.maxBatchItems, signingKey: signingKey,
+                                  reservedBucket: config.diskStore.shared?.bucket)
         } catch {
             service.countInfoRequest()
             return responder.respond(error.response)

@@ -108,6 +108,9 @@ struct StatisticsReport {
             Figure(section: "sharedStore", field: "readFailures", kind: .counter,
                    help: "Shared store look-ups that failed or took longer than s3.timeoutSeconds (the origin was asked).",
                    value: .integer(sh.readFailures)),
+            Figure(section: "sharedStore", field: "rejected", kind: .counter,
+                   help: "Shared store sidecars whose mac failed and originals whose bytes did not match (the origin was asked).",
+                   value: .integer(sh.rejected)),
 
             // `requests.total` would be named `thumbd_requests_total` by the rule,
             // the name Statistics.md § /metrics gives the per-status series. One family with an

@@ -9,12 +9,22 @@ import Synchronization
 /// that changes after any earlier look-up cannot get through), and again
 /// before each request on a reused connection.
 ///
-/// All transfers of a fetcher run on one thread (libcurl's multi interface),
+/// All downloads of a fetcher run on one thread (libcurl's multi interface),
 /// at most `maxConcurrentFetches` at once, the rest waiting in arrival order;
 /// connections, TLS sessions and DNS answers are reused across downloads.
+/// The shared originals store's requests run on a second engine of their own.
 public final class Fetcher: Sendable {
     private let currentPolicy: Mutex<FetchPolicy>
     let engine: CurlEngine
+    /// The shared originals store's requests (look-ups, copies, writes;
+    /// SeveralInstances.md) run on an engine of their own, started on first
+    /// use: a slow or stalled store never holds a slot of
+    /// `maxConcurrentFetches` nor the thread origin downloads run on.
+    private let storeEngine = Mutex<CurlEngine?>(nil)
+    /// Store requests at once: the shared store's background writes take at
+    /// most 4 (`WriteQueue.maxRunning`), look-ups the rest; more wait, each
+    /// within its own deadline (`s3.timeoutSeconds`).
+    static let storeSlots = 16
     private let classify: @Sendable (IPAddress) -> AddressClass
     let resolve: (@Sendable (_ host: String, _ port: UInt16) -> [String])?
 
@@ -36,6 +46,21 @@ public final class Fetcher: Sendable {
     public func update(policy: FetchPolicy) {
         currentPolicy.withLock { $0 = policy }
         engine.setLimit(policy.maxConcurrentFetches)
+    }
+
+    /// The store's engine, started on first use.
+    var objectEngine: CurlEngine {
+        storeEngine.withLock { engine in
+            if let engine { return engine }
+            let started = CurlEngine(limit: Self.storeSlots)
+            engine = started
+            return started
+        }
+    }
+
+    /// The store's transfers running now, waiting for a slot, and the most ever running at once.
+    public var storeTransferCounts: (running: Int, queued: Int, peak: Int) {
+        storeEngine.withLock { $0?.counts ?? (0, 0, 0) }
     }
 
     /// The rules in force now.

@@ -58,7 +58,8 @@ enum Serve {
         daemon.server.onWarning = { log.write(.warning, $0) }
         daemon.setWorkerLog { log.write(.warning, Log.escaped($0)) }
         daemon.handler.setInternalErrorLog { log.write(.error, "internal error: \(Log.escaped($0))") }
-        daemon.service.setStoreFailureLog { log.write(.warning, "s3 source \(Log.escaped($0))") }
+        daemon.service.setStoreFailureLog({ log.write(.warning, "s3 source \(Log.escaped($0))") },
+                                          sharedStore: { log.write(.warning, Log.escaped($0)) })
         // Before listening: a reload or a stop may come as soon as systemd
         // sees the socket, and a client may leave before its answer is written.
         signal(SIGPIPE, SIG_IGN)

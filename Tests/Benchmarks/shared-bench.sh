@@ -24,6 +24,8 @@ bench_init
 trap 'bench_cleanup; rm -f $(bench_weed_sockets 18380)' EXIT
 HZ=$(getconf CLK_TCK)
 KEY=bench-key; SECRET=bench-secret-$RANDOM$RANDOM
+# The fleet's key (diskStore.shared.keyFile): both instances sign and check sidecars with it.
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$W/shared.key"
 
 mkdir "$W/origin"
 cp "$INPUTS/${INPUT:-jpeg-4mp}.jpg" "$W/origin/photo.jpg"
@@ -34,7 +36,7 @@ bench_weed 18380 "$KEY" "$SECRET" fleet
 
 daemon() { # NAME PORT SHARED(0/1)
   local shared=""
-  [ "$3" = 1 ] && shared=', "shared": {"bucket": "fleet", "prefix": "originals/"}'
+  [ "$3" = 1 ] && shared=', "shared": {"bucket": "fleet", "prefix": "originals/", "keyFile": "'"$W/shared.key"'"}'
   cat > "$W/$1.json" <<CONF
 {"listen": "127.0.0.1:$2", "memoryCacheBytes": 0, "origin": {"allowPrivateNetworks": true},
  "diskStore": {"path": "$W/store-$1"$shared}, "log": {"accessLog": false},

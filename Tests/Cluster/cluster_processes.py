@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import struct
@@ -150,7 +151,12 @@ class Cluster:
         config = {"listen": f"127.0.0.1:{self.ports[k]}", "origin": {"allowPrivateNetworks": True},
                   "log": {"accessLog": False}}
         if self.shared:
-            config["diskStore"] = {"shared": {"bucket": SHARED_BUCKET, "prefix": SHARED_PREFIX}}
+            # The fleet's key: every instance signs its sidecars with it and trusts no other.
+            key_file = os.path.join(self.work, "shared.key")
+            if not os.path.exists(key_file):
+                with open(key_file, "w") as f:
+                    f.write(secrets.token_hex(32) + "\n")
+            config["diskStore"] = {"shared": {"bucket": SHARED_BUCKET, "prefix": SHARED_PREFIX, "keyFile": key_file}}
             config["s3"] = dict(self.shared, timeoutSeconds=10)
         json.dump(config, open(path, "w"))
         return path

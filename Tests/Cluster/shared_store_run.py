@@ -103,7 +103,8 @@ def run_shared_phases(cluster, client, store, bucket, checks):
     store_counts = fresh["sharedStore"]
     checks.check(fresh["origin"]["fetches"] == 0 and cluster.origin_fetches() == seen
                  and store_counts["hits"] == n and store_counts["misses"] == 0 and store_counts["writes"] == 0
-                 and store_counts["readFailures"] == 0 and fresh["diskStore"]["misses"] == n
+                 and store_counts["readFailures"] == 0 and store_counts["rejected"] == 0
+                 and fresh["diskStore"]["misses"] == n
                  and cluster.stored_sources(victim) == everything,
                  f"shared pass 3: 0 origin fetches, sharedStore.hits {n}, every original copied to its disk",
                  {"origin": fresh["origin"]["fetches"], "sharedStore": store_counts,

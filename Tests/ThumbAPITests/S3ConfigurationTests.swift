@@ -41,22 +41,74 @@ import Testing
         #expect(s3.allowedBuckets == ["media", "uploads.example"] && c.service.s3.timeoutSeconds == 2.5)
     }
 
-    /// Read when the file is parsed — at start and on every reload — with
-    /// the final newline an editor leaves dropped.
-    /// `diskStore.shared` (SeveralInstances.md): null by default; a bucket and a
-    /// prefix (`thumbd/` unless given) reach the service and the fetcher,
-    /// whose rules then refuse that prefix as a source; `check-config` shows it.
+    /// A key file of the fleet's key (`diskStore.shared.keyFile`), shared by the table below.
+    static let keyFile: String = {
+        let path = NSTemporaryDirectory() + "thumbd-shared-key-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: path, contents: Data("fleetKEY-0123456789abcdef-0123456789abcdef\n".utf8))
+        return path
+    }()
+
+    /// `diskStore.shared` (SeveralInstances.md): null by default; a bucket, a
+    /// prefix (`thumbd/` unless given) and the fleet's keys reach the service,
+    /// and the fetcher refuses the whole bucket as a source; `check-config`
+    /// shows the key file's path, never a key.
     @Test func theSharedStoreIsConfiguredAndReserved() throws {
         #expect(try parse("{}").service.diskStore.shared == nil)
         #expect(try parse(#"{"diskStore": {"shared": null}}"#).service.diskStore.shared == nil)
-        let c = try parse(#"{"diskStore": {"shared": {"bucket": "fleet"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s", "allowedBuckets": ["fleet"]}}"#)
-        #expect(c.service.diskStore.shared == SharedStoreLocation(bucket: "fleet", prefix: "thumbd/"))
-        let policy = FetchPolicy(configuration: c.service)
-        #expect(throws: FetchError.forbidden("fleet/thumbd/ is the shared originals store, never a source")) {
-            _ = try policy.s3Settings(for: S3Location("s3://fleet/thumbd/abc"))
+        let c = try parse(#"{"diskStore": {"shared": {"bucket": "fleet", "keyFile": "\#(Self.keyFile)"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s", "allowedBuckets": ["media"]}}"#)
+        let key = SharedStoreKey(Array("fleetKEY-0123456789abcdef-0123456789abcdef".utf8))
+        #expect(c.service.diskStore.shared == SharedStoreLocation(bucket: "fleet", prefix: "thumbd/", keyFile: Self.keyFile, keys: [key]))
+        var policy = FetchPolicy(configuration: c.service)
+        #expect(policy.reserved == SharedStoreLocation(bucket: "fleet", prefix: "thumbd/"), "the fetcher gets no key")
+        // Even where the configuration's rules were skipped (a bucket listed anyway), every key of it is refused.
+        policy.s3?.allowedBuckets.append("fleet")
+        for url in ["s3://fleet/thumbd/abc", "s3://fleet//thumbd/abc", "s3://fleet/%2Fthumbd/abc", "s3://fleet/public/abc"] {
+            #expect(throws: FetchError.forbidden("bucket fleet holds the shared originals store, never a source")) {
+                _ = try policy.s3Settings(for: S3Location(url))
+            }
         }
-        #expect(try policy.s3Settings(for: S3Location("s3://fleet/public/abc")).endpoint.port == 9000)
-        #expect(c.json.serialized().contains(#""shared":{"bucket":"fleet","prefix":"thumbd/"}"#))
+        #expect(try policy.s3Settings(for: S3Location("s3://media/abc")).endpoint.port == 9000)
+        let shown = c.json.serialized()
+        #expect(shown.contains(#""shared":{"bucket":"fleet","prefix":"thumbd/","keyFile":"\#(Self.keyFile)"}"#), "\(shown)")
+        #expect(!shown.contains("fleetKEY") && !"\(c)".contains("fleetKEY") && !String(reflecting: c).contains("fleetKEY"))
+        // Read back, the file is read again: the same configuration.
+        #expect(try DaemonConfiguration.parse(Array(c.json.serialized(indent: 2).utf8)).service.diskStore == c.service.diskStore)
+    }
+
+    /// The key file: one key per line (bytes as written, at least 32), at
+    /// most two; read on every parse, so a reload rotates it. Refusals name
+    /// the key and never quote the file's contents.
+    @Test func theSharedKeyFileHoldsOneOrTwoKeys() throws {
+        func config(_ contents: String?) -> String {
+            let file = contents.map(temporaryFile) ?? "/nonexistent/shared.key"
+            return #"{"diskStore": {"shared": {"bucket": "fleet", "keyFile": "\#(file)"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s"}}"#
+        }
+        let long = String(repeating: "k", count: 31) + "1", other = " spaces and\ttabs count, as written 2"
+        let two = try parse(config(long + "\n" + other + "\n")).service.diskStore.shared?.keys
+        #expect(two == [SharedStoreKey(Array(long.utf8)), SharedStoreKey(Array(other.utf8))])
+        #expect(try parse(config(long)).service.diskStore.shared?.keys == [SharedStoreKey(Array(long.utf8))], "no final newline")
+        // Every parse (start, each reload) reads the file again: a new key first, the old one second, rotates it.
+        let file = temporaryFile(long + "\n")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let text = #"{"diskStore": {"shared": {"bucket": "fleet", "keyFile": "\#(file)"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s"}}"#
+        let before = try parse(text)
+        try Data((other + "\n" + long + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let after = try parse(text)
+        #expect(after.service.diskStore.shared?.keys == [SharedStoreKey(Array(other.utf8)), SharedStoreKey(Array(long.utf8))])
+        #expect(after != before, "a rotated key is a changed configuration")
+        for bad in [nil, "", "\n", String(long.dropLast()), long + "\n" + "short\n", long + "\n\n" + long,
+                    [long, long, long].joined(separator: "\n")] {
+            do {
+                _ = try parse(config(bad))
+                Issue.record("accepted \(String(describing: bad))")
+            } catch {
+                #expect(error.key == "diskStore.shared.keyFile", "\(error)")
+                #expect(!error.description.contains("kkkkk") && !error.description.contains("spaces"), "\(error)")
+            }
+        }
+        #expect(throws: ConfigurationError.self) {
+            try parse(#"{"diskStore": {"shared": {"bucket": "fleet"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s"}}"#)
+        }
     }
 
     @Test func theSecretFileIsReadOnEveryParse() throws {
@@ -93,13 +145,19 @@ import Testing
         (#"{"s3": {"allowedBuckets": "media"}}"#, "s3.allowedBuckets"),
         (#"{"s3": {"timeoutSeconds": 0}}"#, "s3.timeoutSeconds"),
         (#"{"s3": {"bucket": "media"}}"#, "s3.bucket"),
-        (#"{"diskStore": {"shared": {"bucket": "media"}}}"#, "diskStore.shared"),   // no s3.endpoint
+        (#"{"diskStore": {"shared": {"bucket": "media", "keyFile": "\#(Self.keyFile)"}}}"#, "diskStore.shared"),   // no s3.endpoint
+        (#"{"diskStore": {"shared": {"bucket": "media"}}}"#, "diskStore.shared.keyFile"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "keyFile": "/nonexistent/key"}}}"#, "diskStore.shared.keyFile"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "keyFile": "/dev/zero"}}}"#, "diskStore.shared.keyFile"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "keyFile": 3}}}"#, "diskStore.shared.keyFile"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "keyFile": "\#(Self.keyFile)"}}, "s3": {"endpoint": "http://127.0.0.1:9000", "accessKeyId": "i", "secretAccessKey": "s", "allowedBuckets": ["other", "media"]}}"#,
+         "s3.allowedBuckets"),   // the shared store's bucket is never a source
         (#"{"diskStore": {"shared": {"prefix": "x/"}}}"#, "diskStore.shared.bucket"),
         (#"{"diskStore": {"shared": {"bucket": "Media"}}}"#, "diskStore.shared.bucket"),
         (#"{"diskStore": {"shared": {"bucket": "media", "prefix": "/abs"}}}"#, "diskStore.shared.prefix"),
         (#"{"diskStore": {"shared": {"bucket": "media", "prefix": "a b"}}}"#, "diskStore.shared.prefix"),
         (#"{"diskStore": {"shared": {"bucket": "media", "prefix": "%2e%2e/"}}}"#, "diskStore.shared.prefix"),
-        (#"{"diskStore": {"shared": {"bucket": "media", "ttl": 3}}}"#, "diskStore.shared.ttl"),
+        (#"{"diskStore": {"shared": {"bucket": "media", "keyFile": "\#(Self.keyFile)", "ttl": 3}}}"#, "diskStore.shared.ttl"),
         (#"{"diskStore": {"shared": "media"}}"#, "diskStore.shared"),
     ])
     func badValuesNameTheirKey(_ text: String, _ key: String) {

@@ -17,6 +17,12 @@ import ThumbHTTP
 @Suite(.serialized, .seaweedS3) struct SharedStoreTests {
     static let path = "/cat.jpg"   // the test origin answers it with an ETag, and 304 to it
     static let target = "&w=100"
+    /// The fleet's key (`diskStore.shared.keyFile`), and one that is not it.
+    static let keys = [SharedStoreKey(Array("the-fleet-key-0123456789abcdef-0123456789".utf8))]
+    static let otherKey = SharedStoreKey(Array("not-the-fleet-key-0123456789abcdef-01234".utf8))
+    /// A second image, other bytes than `TestOrigin.jpeg`.
+    static let gray = [UInt8](FileManager.default.contents(atPath: URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().appendingPathComponent("../ThumbCodecTests/Fixtures/gray.jpg").standardized.path)!)
 
     /// One test's fleet: the suite's SeaweedFS, a fresh bucket in it (or
     /// `bucket`, not created), a loopback origin, and the instances started
@@ -48,7 +54,7 @@ import ThumbHTTP
                 c.useStore(s3, endpoint: endpoint, secret: secret)
                 // SeaweedFS makes a new bucket's first volume on its first write, which can take seconds.
                 c.service.s3.timeoutSeconds = 15
-                c.service.diskStore.shared = SharedStoreLocation(bucket: bucket, prefix: "originals/")
+                c.service.diskStore.shared = SharedStoreLocation(bucket: bucket, prefix: "originals/", keys: SharedStoreTests.keys)
                 change(&c)
             }
             instances.append(instance)
@@ -71,7 +77,7 @@ import ThumbHTTP
         }
     }
 
-    private func key(_ origin: TestOrigin, _ path: String = Self.path) -> String {
+    func key(_ origin: TestOrigin, _ path: String = Self.path) -> String {
         "originals/" + DiskStore.name(for: origin.url(path))
     }
 
@@ -111,7 +117,8 @@ import ThumbHTTP
         // Its next variant comes from its own disk: the shared store is not asked again.
         #expect(b.thumbnail(origin, Self.path, "&w=50").headers["x-cache"] == "disk")
         #expect(b.stats("sharedStore")["hits"] == 1 && b.stats("sharedStore")["misses"] == 0)
-        #expect(a.leftovers.isEmpty && b.leftovers.isEmpty)
+        // A facts file being written after the answer passes through tmp: wait it out.
+        #expect(eventually { a.leftovers.isEmpty && b.leftovers.isEmpty }, "\(a.leftovers) \(b.leftovers)")
     }
 
     /// `DELETE /cache` removes the shared copy too (and says so in
@@ -155,7 +162,8 @@ import ThumbHTTP
     // MARK: - Faults
 
     /// A copy whose bytes are not what its sidecar says (replaced, cut), or
-    /// a sidecar that is not one of ours, is never served: the origin is.
+    /// a sidecar that is not one of ours, is never served: the origin is, and
+    /// each counts in `rejected` and is logged as the shared store's.
     @Test func aCopyThatDoesNotMatchItsSidecarIsNeverServed() throws {
         let fleet = try Fleet(routes: ["/dog.jpg": TestOrigin.jpeg])
         defer { fleet.stop() }
@@ -172,9 +180,10 @@ import ThumbHTTP
         #expect(r.status == 200 && r.headers["x-cache"] == "origin" && r.body == good.body)
         #expect(b.thumbnail(origin, "/dog.jpg").headers["x-cache"] == "origin")
         let sb = b.stats("sharedStore")
-        #expect(sb["readFailures"] == 1 && sb["misses"] == 1 && sb["hits"] == 0, "\(sb)")
+        #expect(sb["rejected"] == 2 && sb["readFailures"] == 0 && sb["misses"] == 0 && sb["hits"] == 0, "\(sb)")
+        #expect(b.log.filter { $0.hasPrefix("shared store: ") && $0.contains(" rejected (") }.count == 2, "\(b.log)")
         #expect(origin.hits(Self.path) == 2 && origin.hits("/dog.jpg") == 2)
-        #expect(b.leftovers.isEmpty, "\(b.leftovers)")
+        #expect(eventually { b.leftovers.isEmpty }, "\(b.leftovers)")
     }
 
     /// A store that is not there at all (nothing listens on its port): every
@@ -196,7 +205,7 @@ import ThumbHTTP
         #expect(eventually { (a.stats("sharedStore")["writeFailures"] ?? 0) >= 2 }, "\(a.stats("sharedStore"))")
         #expect(a.stats("sharedStore")["writes"] == 0)
         #expect(a.log.filter { $0.hasPrefix("shared store: reading") }.count == 1, "\(a.log)")
-        #expect(a.leftovers.isEmpty)
+        #expect(eventually { a.leftovers.isEmpty }, "\(a.leftovers)")
     }
 
     /// A store that stalls in the middle of an original's bytes: the look-up
@@ -217,7 +226,8 @@ import ThumbHTTP
         #expect(Date().timeIntervalSince(started) < 5)
         #expect(b.stats("sharedStore")["readFailures"] == 1 && origin.hits(Self.path) == 2, "\(b.stats("sharedStore"))")
         #expect(proxy.requests.contains { $0.contains("GET /\(shared)/\(key(origin)) ") })
-        #expect(b.leftovers.isEmpty, "\(b.leftovers)")
+        // Facts computed after the answer pass through tmp on their way to the store: wait them out.
+        #expect(eventually { b.leftovers.isEmpty }, "\(b.leftovers)")
         #expect(b.stats("diskStore")["entries"] == 1, "only the origin's copy")
     }
 
@@ -285,29 +295,12 @@ import ThumbHTTP
         #expect(b.stats("sharedStore")["misses"] == 1 && b.stats("sharedStore")["hits"] == 0)
         #expect(origin.hits(Self.path) == 2 && b.leftovers.isEmpty)
     }
-
-    /// `diskStore.shared` is checked at start-up: without `s3.endpoint` it is
-    /// an error naming the key; its bucket and prefix are never a source.
-    @Test func theSharedPrefixIsNeverASource() throws {
-        let fleet = try Fleet()
-        defer { fleet.stop() }
-        let (s3, shared) = (fleet.s3, fleet.bucket)
-        try s3.put(TestOrigin.jpeg, bucket: shared, encodedKey: "originals/planted")
-        try s3.put(TestOrigin.jpeg, bucket: shared, encodedKey: "public/ok.jpg")
-        let a = try fleet.instance { $0.service.s3.allowedBuckets = [shared] }
-        let refused = a.get("/thumbnail?url=s3%3A%2F%2F\(shared)%2Foriginals%2Fplanted&w=50")
-        #expect(refused.status == 403, "\(refused.status)")
-        #expect(a.get("/thumbnail?url=s3%3A%2F%2F\(shared)%2Fpublic%2Fok.jpg&w=50").status == 200)
-        #expect(throws: ConfigurationError.self) {
-            try DaemonConfiguration.parse(Array(#"{"diskStore": {"shared": {"bucket": "media"}}}"#.utf8))
-        }
-    }
 }
 
 extension S3TestDaemon {
     /// `path` at `origin` through `/thumbnail`, at width 100 unless `extra` says otherwise.
-    fileprivate func thumbnail(_ origin: TestOrigin, _ path: String = SharedStoreTests.path,
-                               _ extra: String = SharedStoreTests.target) -> (status: Int, headers: [String: String], body: [UInt8]) {
+    func thumbnail(_ origin: TestOrigin, _ path: String = SharedStoreTests.path,
+                   _ extra: String = SharedStoreTests.target) -> (status: Int, headers: [String: String], body: [UInt8]) {
         get("/thumbnail?url=\(origin.url(path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)\(extra)")
     }
 }

@@ -7,10 +7,13 @@ import Synchronization
 /// it counts the connections made to it, keeps what clients sent (so a test
 /// sees the request line and headers exactly as they went out), and, with
 /// `stallAfter`, forwards only that many bytes of each response and then
-/// holds the connection open without a word — a store stalling mid-body.
+/// holds the connection open without a word — a store stalling mid-body;
+/// with `stallRequests`, a connection whose client starts a request with one
+/// of those prefixes (`"PUT "`) goes silent from then on — a store that
+/// takes writes and never answers them.
 ///
 /// A thread per connection, everything bounded: at most `maxConnections`
-/// connections, each kept at most `connectionSeconds`, and the accept loop
+/// connections, each kept at most `connectionSeconds` (or `holdSeconds`), and the accept loop
 /// ends after `lifetimeSeconds` or `stop()`.
 public final class LoopbackProxy: Sendable {
     public static let maxConnections = 64
@@ -25,23 +28,31 @@ public final class LoopbackProxy: Sendable {
     private final class Shared: Sendable {
         let upstream: UInt16
         let stallAfter: Int?
+        let stallRequests: [String]
+        let holdSeconds: Double
         let stopped = Mutex(false)
         let accepted = Mutex(0)
         let sent = Mutex<[[UInt8]]>([])
 
-        init(upstream: UInt16, stallAfter: Int?) {
+        init(upstream: UInt16, stallAfter: Int?, stallRequests: [String], holdSeconds: Double) {
+            self.holdSeconds = holdSeconds
             self.upstream = upstream
             self.stallAfter = stallAfter
+            self.stallRequests = stallRequests
         }
         var isStopped: Bool { stopped.withLock { $0 } }
     }
 
     /// `stallAfter`: response bytes (head included) forwarded per connection
-    /// before the proxy goes silent; nil forwards everything.
-    public init(upstream: UInt16, stallAfter: Int? = nil) throws {
+    /// before the proxy goes silent; nil forwards everything. `stallRequests`:
+    /// request-line prefixes (`"PUT "`) that silence their connection.
+    /// `holdSeconds`: how long a connection is kept at most.
+    public init(upstream: UInt16, stallAfter: Int? = nil, stallRequests: [String] = [],
+                holdSeconds: Double = connectionSeconds) throws {
         guard let (listener, port) = Loopback.listeningSocket() else { throw POSIXError(.EADDRINUSE) }
         self.port = port
-        let shared = Shared(upstream: upstream, stallAfter: stallAfter)
+        let shared = Shared(upstream: upstream, stallAfter: stallAfter, stallRequests: stallRequests,
+                            holdSeconds: min(holdSeconds, Self.lifetimeSeconds))
         self.shared = shared
         Thread.detachNewThread { Self.acceptLoop(listener, shared) }
     }
@@ -82,14 +93,15 @@ public final class LoopbackProxy: Sendable {
         guard upstream >= 0 else { return }
         defer { close(upstream) }
         guard Loopback.connect(upstream, port: shared.upstream) == 0 else { return }
-        let end = Date().addingTimeInterval(connectionSeconds)
+        let end = Date().addingTimeInterval(shared.holdSeconds)
         var forwarded = 0
+        var silent = false
         var buffer = [UInt8](repeating: 0, count: 65536)
         var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: upstream, events: Int16(POLLIN), revents: 0)]
         while Date() < end, !shared.isStopped {
             // Once stalled, the upstream is no longer read: the client waits for bytes that never come.
-            let stalled = shared.stallAfter.map { forwarded >= $0 } ?? false
+            let stalled = silent || shared.stallAfter.map { forwarded >= $0 } ?? false
             fds[1].events = stalled ? 0 : Int16(POLLIN)
             fds[0].revents = 0
             fds[1].revents = 0
@@ -101,6 +113,8 @@ public final class LoopbackProxy: Sendable {
                     let room = keptBytes - sent[index].count
                     if room > 0 { sent[index] += buffer[..<min(n, room)] }
                 }
+                if shared.stallRequests.contains(where: { buffer[..<n].starts(with: $0.utf8) }) { silent = true }
+                if silent { continue }
                 guard sendAll(upstream, buffer[..<n]) else { return }
             }
             if !stalled && fds[1].revents != 0 {

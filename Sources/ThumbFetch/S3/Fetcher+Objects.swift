@@ -35,8 +35,10 @@ extension Fetcher {
     /// configuration, `diskStore.shared`, never a client's choice), and the
     /// deadline is `timeout` (`s3.timeoutSeconds`) from now. `404` is
     /// `.notFound`; any other status outside `2xx` is `.origin`, naming S3's
-    /// error code when its body gives one. `completion` runs once, on the
-    /// engine's thread or, when there is no store to ask, on the caller's.
+    /// error code when its body gives one. It runs on the store's own engine
+    /// (`objectEngine`), never in a slot of `origin.maxConcurrentFetches`.
+    /// `completion` runs once, on that engine's thread or, when there is no
+    /// store to ask, on the caller's.
     public func object(_ operation: ObjectOperation, bucket: String, key: String, timeout: Double,
                        completion: @escaping @Sendable (Result<ObjectAnswer, FetchError>) -> Void) {
         let policy = self.policy
@@ -79,7 +81,7 @@ extension Fetcher {
         request.s3 = S3Signing(sigV4: s3.sigV4, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey)
         request.method = method
         request.upload = upload
-        engine.submit(request, sink: sink) { outcome in
+        objectEngine.submit(request, sink: sink) { outcome in
             completion(outcome.flatMap { response in
                 switch response.status {
                 case 200..<300:

@@ -47,6 +47,12 @@ public struct S3Location: Equatable, Sendable {
         self.key = key
     }
 
+    /// The bucket part of an `s3://` URL as written (up to the first `/`,
+    /// `?` or `#`), whether or not it is a valid name.
+    public static func bucketAsWritten(_ text: String) -> String {
+        String(decoding: text.utf8.dropFirst(5).prefix { $0 != 0x2F && $0 != 0x3F && $0 != 0x23 }, as: UTF8.self)
+    }
+
     /// An object thumbd names itself (the shared originals store): no
     /// spelling to undo, so nothing is decoded.
     package init(bucket: String, key: String) {

@@ -31,11 +31,20 @@ extension FetchPolicy {
     /// a bucket outside `s3.allowedBuckets` is refused (`forbidden`, a `403`)
     /// before any request.
     public func s3Settings(for location: S3Location) throws(FetchError) -> S3Settings {
-        let settings = try s3Settings(forBucket: location.bucket)
-        if let reserved, reserved.bucket == location.bucket, location.key.hasPrefix(reserved.prefix) {
-            throw .forbidden("\(location.bucket)/\(reserved.prefix) is the shared originals store, never a source")
+        try refuseReserved(bucket: location.bucket)
+        return try s3Settings(forBucket: location.bucket)
+    }
+
+    /// The shared store's bucket is never a source, whatever the key's
+    /// spelling (a store may collapse `//` or decode `%2F`) and whatever
+    /// `s3.allowedBuckets` says; compared as a host name compares (a
+    /// virtual-host style store folds case). An upper-case spelling is no
+    /// valid bucket name and never gets here: `InfoRequest.normalizedSource`
+    /// refuses it as the bucket itself.
+    public func refuseReserved(bucket: String) throws(FetchError) {
+        if let reserved, reserved.bucket.lowercased() == bucket.lowercased() {
+            throw .forbidden("bucket \(bucket) holds the shared originals store, never a source")
         }
-        return settings
     }
 
     public func s3Settings(forBucket bucket: String) throws(FetchError) -> S3Settings {
@@ -50,9 +59,31 @@ extension FetchPolicy {
 public struct SharedStoreLocation: Sendable, Equatable {
     public var bucket: String
     public var prefix: String
+    /// `diskStore.shared.keyFile`: where `keys` were read from (at start and on reload).
+    public var keyFile: String?
+    /// The fleet's keys (one or two): sidecars are signed with the first,
+    /// and a tag under either passes. None: the store is not used.
+    public var keys: [SharedStoreKey]
 
-    public init(bucket: String, prefix: String = "thumbd/") {
+    public init(bucket: String, prefix: String = "thumbd/", keyFile: String? = nil, keys: [SharedStoreKey] = []) {
         self.bucket = bucket
         self.prefix = prefix
+        self.keyFile = keyFile
+        self.keys = keys
     }
+}
+
+/// One of the fleet's shared-store keys: bytes as written in the key file.
+/// Like `Secret`, it never prints.
+public struct SharedStoreKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A key is at least this long (HMAC-SHA256's own output size).
+    public static let minBytes = 32
+
+    public let bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public var description: String { "(secret)" }
+    public var debugDescription: String { "(secret)" }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 }

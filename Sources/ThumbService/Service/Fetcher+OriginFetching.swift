@@ -18,7 +18,8 @@ extension FetchPolicy {
                   maxRedirects: c.origin.maxRedirects, connectTimeout: c.origin.connectTimeoutSeconds,
                   totalTimeout: c.origin.timeoutSeconds, maxBytes: c.limits.maxSourceBytes,
                   caFile: c.origin.caFile, maxConcurrentFetches: c.origin.maxConcurrentFetches, s3: c.s3.settings)
-        reserved = c.diskStore.shared
+        // Where it is, not its keys: the fetcher never needs them.
+        reserved = c.diskStore.shared.map { SharedStoreLocation(bucket: $0.bucket, prefix: $0.prefix) }
     }
 }
 

@@ -12,8 +12,9 @@ public struct InfoRequest: Hashable, Sendable {
     /// The parameters `GET /info` knows; any other is a `400`.
     static let knownParameters: Set<String> = ["url", "sig"]
 
-    /// From `GET /info`'s decoded query.
-    public init(query: [(name: String, value: String)]) throws(ServiceError) {
+    /// From `GET /info`'s decoded query. `reservedBucket`: the shared
+    /// originals store's (`diskStore.shared.bucket`), never a source.
+    public init(query: [(name: String, value: String)], reservedBucket: String? = nil) throws(ServiceError) {
         var url: String?
         var seen: Set<String> = []
         for (name, value) in query {
@@ -21,12 +22,12 @@ public struct InfoRequest: Hashable, Sendable {
             guard seen.insert(name).inserted else { throw .badRequest("parameter '\(name)' given twice") }
             if name == "url" { url = value }
         }
-        self.init(normalized: try Self.normalizedSource(url))
+        self.init(normalized: try Self.normalizedSource(url, reservedBucket: reservedBucket))
     }
 
     /// From a batch item's `url` (`POST /info`).
-    public init(url: String) throws(ServiceError) {
-        self.init(normalized: try Self.normalizedSource(url))
+    public init(url: String, reservedBucket: String? = nil) throws(ServiceError) {
+        self.init(normalized: try Self.normalizedSource(url, reservedBucket: reservedBucket))
     }
 
     private init(normalized: String) {
@@ -43,11 +44,18 @@ public struct InfoRequest: Hashable, Sendable {
     /// bucket name) is the client's fault, known before any cache or download
     /// is consulted. Whether `s3` sources are configured, and the bucket
     /// allowed, is the fetcher's to say (S3Sources.md).
-    static func normalizedSource(_ url: String?) throws(ServiceError) -> String {
+    static func normalizedSource(_ url: String?, reservedBucket: String? = nil) throws(ServiceError) -> String {
         guard let url, !url.isEmpty else { throw .badRequest("missing parameter 'url'") }
         guard url.utf8.count <= maxURLBytes else { throw .badRequest("url longer than \(maxURLBytes) bytes") }
         if S3Location.hasScheme(url) {
-            do throws(FetchError) { return try S3Location(url).normalized } catch { throw ServiceError(error) }
+            do throws(FetchError) { return try S3Location(url).normalized } catch {
+                // The shared store's bucket in another case is no bucket name, but a store addressed by
+                // host name (virtual-host style) folds case: refused as the bucket itself (SeveralInstances.md).
+                if let reservedBucket, S3Location.bucketAsWritten(url).lowercased() == reservedBucket {
+                    throw .forbiddenSource("bucket \(reservedBucket) holds the shared originals store, never a source")
+                }
+                throw ServiceError(error)
+            }
         }
         let lower = url.prefix(8).lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {

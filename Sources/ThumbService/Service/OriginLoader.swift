@@ -38,6 +38,9 @@ struct OriginLoader: Sendable {
     /// the old ones must go). `completion` runs once, on `io` or the caller's thread.
     func load(_ url: String, ttl: Double, policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void,
               completion: @escaping Completion) {
+        // An s3 source's bucket rules come first: a bucket not allowed, or the shared store's own,
+        // costs no look-up of any kind (S3Sources.md, SeveralInstances.md).
+        if let refused = Self.bucketRefusal(url, policy: policy) { return completion(.failure(refused)) }
         if let stored = disk?.load(url: url) {
             return use(url, stored, ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
         }
@@ -49,12 +52,17 @@ struct OriginLoader: Sendable {
                 sink.discard()
                 return fetch(url, policy: policy, completion: completion)
             }
-            // Copied to the local store (counted in its bytes), with its facts; served `X-Cache: disk`.
-            if disk?.keep(sink, url: url, metadata: sidecar.metadata) == true, let facts = sidecar.facts {
-                disk?.keepFacts(facts, url: url)
-            }
+            // Copied to the local store (counted in its bytes); served `X-Cache: disk`. Its facts go
+            // with it, to be checked against its header before they are kept (SeveralInstances.md).
+            disk?.keep(sink, url: url, metadata: sidecar.metadata)
             sink.discard()
-            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
+            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, onChanged: onChanged) { result in
+                completion(result.map { original in
+                    var original = original
+                    original.sharedFacts = sidecar.facts.flatMap { $0.sha256 == original.metadata.sha256 ? $0 : nil }
+                    return original
+                })
+            }
         }
     }
 
@@ -187,18 +195,22 @@ struct OriginLoader: Sendable {
     /// fetched from them; for an s3 original, the bucket rules.
     private static func refusal(of metadata: OriginalMetadata, policy: FetchPolicy) -> ServiceError? {
         // An s3 original: the bucket rules, never the address rules (the endpoint is configuration).
-        if S3Location.hasScheme(metadata.url) {
-            do throws(FetchError) {
-                _ = try policy.s3Settings(for: S3Location(metadata.url))
-                return nil
-            } catch {
-                return ServiceError(error)
-            }
-        }
+        if S3Location.hasScheme(metadata.url) { return bucketRefusal(metadata.url, policy: policy) }
         guard let text = metadata.address, let address = IPAddress(text),
               let why = policy.refusal(of: address) else { return nil }
         let host = URLNormalization.host(ofNormalized: metadata.url).map(String.init) ?? "?"
         return .forbiddenSource("source host \(host) was fetched from a \(why.rawValue) address")
+    }
+
+    /// The bucket rules of an `s3` source (nil for any other, or one that may be read).
+    private static func bucketRefusal(_ url: String, policy: FetchPolicy) -> ServiceError? {
+        guard S3Location.hasScheme(url) else { return nil }
+        do throws(FetchError) {
+            _ = try policy.s3Settings(for: S3Location(url))
+            return nil
+        } catch {
+            return ServiceError(error)
+        }
     }
 
     /// A finished download as an original: renamed into the disk store when

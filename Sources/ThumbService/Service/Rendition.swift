@@ -101,4 +101,7 @@ struct Original: Sendable {
     let metadata: OriginalMetadata
     /// `.disk` or `.origin`.
     let outcome: CacheOutcome
+    /// Facts that came with it from the shared store, not yet checked
+    /// against its own header (`ThumbnailService.checkSharedFacts`).
+    var sharedFacts: OriginalFacts?
 }

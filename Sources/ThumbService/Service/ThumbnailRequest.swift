@@ -48,7 +48,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
                 throw .badRequest("parameter '\(name)' given twice")
             }
         }
-        let normalized = try InfoRequest.normalizedSource(values["url"])
+        let normalized = try InfoRequest.normalizedSource(values["url"], reservedBucket: config.diskStore.shared?.bucket)
 
         var preset: ServiceConfiguration.Preset?
         if let name = values["preset"] {

@@ -205,9 +205,10 @@ public final class ThumbnailService: Sendable {
         }
     }
 
-    /// Hands `url`'s original to `body` (on the fetch queue or the caller's
-    /// thread): the one download or disk look-up every route shares, joined
-    /// when one is in flight (counted in `origin.coalesced` when `live`).
+    /// Hands `url`'s original to `body` (on the fetch queue, the caller's
+    /// thread, or the render worker that checked facts from the shared store):
+    /// the one download or disk look-up every route shares, joined when one is
+    /// in flight (counted in `origin.coalesced` when `live`).
     func withOriginal(_ url: String, live: Bool,
                       _ body: @escaping @Sendable (Result<Original, ServiceError>) -> Void) {
         guard originFlights.join(url, body) else {
@@ -222,7 +223,10 @@ public final class ThumbnailService: Sendable {
                 _ = memory.removeAll { $0.url == changed }
             }) { [self] result in
                 if case .failure(let error) = result { negative.remember(url, error) }
-                originFlights.complete(url, with: result)
+                guard case .success(let original) = result, let facts = original.sharedFacts else {
+                    return originFlights.complete(url, with: result)
+                }
+                checkSharedFacts(facts, url: url, original) { [self] in originFlights.complete(url, with: result) }
             }
         }
     }

@@ -154,7 +154,9 @@ extension SharedStore {
         case .delete:
             delete(key, in: s) { _ in done(true) }
         case .write(let sidecar, let file):
-            let document = sidecar.serialized
+            // Signed with the first key (a second one only still passes, while a new key is rolled out).
+            guard let signing = s.location.keys.first else { return done(true) }
+            let document = sidecar.signed(with: signing)
             let putSidecar: @Sendable () -> Void = { [self] in
                 objects.object(.put(.bytes(document), sha256: Digest.hex(Digest.sha256(document)), contentType: "application/json"),
                                bucket: s.location.bucket, key: key + ".json", timeout: s.timeout) { [self] result in

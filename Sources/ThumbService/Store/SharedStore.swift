@@ -30,6 +30,9 @@ public final class SharedStore: Sendable {
         public var writes = 0
         public var writeFailures = 0
         public var readFailures = 0
+        /// Sidecars whose `mac` failed, originals whose bytes are not what
+        /// their sidecar says: treated as absent, logged, replaced.
+        public var rejected = 0
 
         public init() {}
     }
@@ -42,6 +45,9 @@ public final class SharedStore: Sendable {
         case miss
         /// The store failed or was too slow: ask the origin.
         case failed
+        /// What is there failed its check (not the fleet's, or not its
+        /// bytes): ask the origin, whose copy replaces it.
+        case rejected
     }
 
     /// What the store is asked with, from the configuration in force.
@@ -51,6 +57,9 @@ public final class SharedStore: Sendable {
         var timeout: Double
         /// `limits.maxSourceBytes`: a copy larger than this instance allows is not taken.
         var maxSourceBytes: Int
+        /// `origin.allowPrivateNetworks`: an http(s) copy whose sidecar does
+        /// not say where it came from is only taken when any address would do.
+        var allowPrivateNetworks: Bool
     }
 
     let objects: any ObjectStoring
@@ -70,8 +79,10 @@ public final class SharedStore: Sendable {
     }
 
     static func settings(_ c: ServiceConfiguration) -> Settings? {
-        guard let location = c.diskStore.shared, c.s3.settings != nil else { return nil }
-        return Settings(location: location, timeout: c.s3.timeoutSeconds, maxSourceBytes: c.limits.maxSourceBytes)
+        // Without a key nothing read could be trusted, nor anything written be trusted by others.
+        guard let location = c.diskStore.shared, !location.keys.isEmpty, c.s3.settings != nil else { return nil }
+        return Settings(location: location, timeout: c.s3.timeoutSeconds, maxSourceBytes: c.limits.maxSourceBytes,
+                        allowPrivateNetworks: c.origin.allowPrivateNetworks)
     }
 
     /// A reload: another bucket, prefix or timeout from now on; null turns it off.
@@ -88,9 +99,10 @@ public final class SharedStore: Sendable {
         location.prefix + DiskStore.name(for: url)
     }
 
-    /// Looks for `url`'s original: the sidecar, then the bytes into `sink`,
-    /// checked against the sidecar's digest and length. One deadline
-    /// (`s3.timeoutSeconds`) covers both requests. `completion` runs once, on `io`.
+    /// Looks for `url`'s original: the sidecar, its `mac` checked, then the
+    /// bytes into `sink`, checked against the sidecar's digest and length.
+    /// One deadline (`s3.timeoutSeconds`) covers both requests. `completion`
+    /// runs once, on `io`.
     func lookup(_ url: String, into sink: DownloadFile, completion: @escaping @Sendable (Lookup) -> Void) {
         guard let s = settings.withLock({ $0 }) else { return io.async { completion(.miss) } }
         let key = Self.key(s.location, url: url)
@@ -104,32 +116,47 @@ public final class SharedStore: Sendable {
                        key: key + ".json", timeout: s.timeout) { [self] result in
             switch result {
             case .failure(.notFound): return answer(.miss)
+            // Longer than any sidecar thumbd writes.
+            case .failure(.tooLarge): return answer(rejected("\(key).json", "it is not a sidecar"))
             case .failure(let error): return answer(failed("reading \(key).json", error))
             case .success: break
             }
-            // Another URL with the same digest, or another version: not ours to serve.
-            guard let sidecar = SharedSidecar.parse(document.bytes), sidecar.metadata.url == url else { return answer(.miss) }
+            let sidecar: SharedSidecar
+            switch SharedSidecar.read(document.bytes, keys: s.location.keys) {
+            case .valid(let found): sidecar = found
+            case .otherRelease: return answer(.miss)
+            case .rejected(let why): return answer(rejected("\(key).json", why))
+            }
+            // Another URL with the same digest: not ours to serve.
+            guard sidecar.metadata.url == url else { return answer(.miss) }
             // Another instance (or this one before a reload) may allow larger sources: the origin's answer decides.
             guard sidecar.metadata.length <= s.maxSourceBytes else { return answer(.miss) }
+            // Without the address it came from, the private-network rule cannot be checked on it (an s3
+            // source's needs none): the origin is asked, where the rule holds.
+            guard sidecar.metadata.address != nil || s.allowPrivateNetworks || S3Location.hasScheme(url) else {
+                return answer(.miss)
+            }
             let left = s.timeout - started.duration(to: clock.now).inSeconds
             guard left > 0.001 else { return answer(failed("reading \(key)", .timeout("the look-up took longer than s3.timeoutSeconds"))) }
             objects.object(.get(into: sink, maxBytes: max(sidecar.metadata.length, 1)), bucket: s.location.bucket,
                            key: key, timeout: left) { [self] result in
                 switch result {
                 case .failure(.notFound): return answer(.miss)
+                case .failure(.tooLarge): return answer(rejected(key, "it is longer than its sidecar says"))
                 case .failure(let error): return answer(failed("reading \(key)", error))
                 case .success: break
                 }
                 io.async { [self] in
                     // On io: finishing reads the file's descriptor state, which the engine's thread no longer touches.
-                    guard let (file, sha256) = try? sink.finish(), sha256 == sidecar.metadata.sha256,
-                          file.length == sidecar.metadata.length else {
-                        let found = failed("reading \(key)", .origin("its bytes do not match its sidecar"))
-                        count(found)
-                        return completion(found)
+                    let found: Lookup
+                    if let (file, sha256) = try? sink.finish() {
+                        found = sha256 == sidecar.metadata.sha256 && file.length == sidecar.metadata.length
+                            ? .hit(sidecar, file) : rejected(key, "its bytes do not hash to its sidecar's SHA-256")
+                    } else {
+                        found = failed("reading \(key)", .storage("the local copy could not be finished"))
                     }
-                    count(.hit(sidecar, file))
-                    completion(.hit(sidecar, file))
+                    count(found)
+                    completion(found)
                 }
             }
         }
@@ -146,6 +173,7 @@ public final class SharedStore: Sendable {
                 }
             case .miss: s.statistics.misses += 1
             case .failed: s.statistics.readFailures += 1
+            case .rejected: s.statistics.rejected += 1
             }
         }
     }
@@ -158,6 +186,21 @@ public final class SharedStore: Sendable {
         }
         if first { note("shared store: \(what) failed (\(Self.describe(error))); sources go to their origin while it fails") }
         return .failed
+    }
+
+    /// Facts of a sidecar that fail their check: counted and logged as a
+    /// rejection; the original itself is served, and its facts computed again.
+    func rejectFacts(_ url: String, _ why: String) {
+        guard let s = settings.withLock({ $0 }) else { return }
+        state.withLock { $0.statistics.rejected += 1 }
+        note("shared store: the facts in \(Self.key(s.location, url: url)).json rejected (\(why)); they are computed again")
+    }
+
+    /// Logged each time: what is in the bucket was not written by the fleet
+    /// (or was damaged there), which the operator must hear of.
+    private func rejected(_ object: String, _ why: String) -> Lookup {
+        note("shared store: \(object) rejected (\(why)); the origin is asked, and its copy replaces it")
+        return .rejected
     }
 
     func note(_ line: String) {
