@@ -32,33 +32,37 @@ struct OriginLoader: Sendable {
     /// Called on `io` (it reads the disk store). `ttl`: seconds an original on
     /// disk is trusted without asking the origin. `onChanged` runs when a
     /// revalidation finds new bytes or the source is gone (prepared variants of
-    /// the old ones must go). `completion` runs once, on `io` or the caller's thread.
-    func load(_ url: String, ttl: Double, policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void,
-              completion: @escaping Completion) {
+    /// the old ones must go). `wanted`: asked by the download engine before a
+    /// download from the origin starts and as it runs (`OriginFetching`).
+    /// `completion` runs once, on `io` or the caller's thread.
+    func load(_ url: String, ttl: Double, policy: FetchPolicy, wanted: (@Sendable () -> Bool)? = nil,
+              onChanged: @escaping @Sendable (String) -> Void, completion: @escaping Completion) {
         if let stored = disk?.load(url: url) {
-            return use(url, stored, ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
+            return use(url, stored, ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged,
+                       completion: completion)
         }
-        guard let shared, shared.isEnabled else { return fetch(url, completion: completion) }
+        guard let shared, shared.isEnabled else { return fetch(url, wanted: wanted, completion: completion) }
         // SeveralInstances.md: the shared store before the origin, whose deadline starts when the look-up ends.
         let sink = newDownload()
         shared.lookup(url, into: sink) { found in
             guard case .hit(let sidecar, let file) = found else {
                 sink.discard()
-                return fetch(url, completion: completion)
+                return fetch(url, wanted: wanted, completion: completion)
             }
             // Copied to the local store (counted in its bytes), with its facts; served `X-Cache: disk`.
             if disk?.keep(sink, url: url, metadata: sidecar.metadata) == true, let facts = sidecar.facts {
                 disk?.keepFacts(facts, url: url)
             }
             sink.discard()
-            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
+            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged,
+                completion: completion)
         }
     }
 
     /// Downloads `url` afresh, keeps it, and hands it to the shared store.
-    private func fetch(_ url: String, completion: @escaping Completion) {
+    private func fetch(_ url: String, wanted: (@Sendable () -> Bool)?, completion: @escaping Completion) {
         let sink = newDownload()
-        download(url, conditional: nil, into: sink) { result in
+        download(url, conditional: nil, into: sink, wanted: wanted) { result in
             let original = result.flatMap { fetched in
                 Result { () throws(ServiceError) in
                     guard case .fetched(_, let etag, let lastModified, _, let address) = fetched else {
@@ -76,7 +80,8 @@ struct OriginLoader: Sendable {
     /// fresh, revalidated with the origin once past `ttl` (counted from its
     /// fetch time, wherever it was kept).
     private func use(_ url: String, _ stored: (metadata: OriginalMetadata, file: OriginalFile), ttl: Double,
-                     policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void, completion: @escaping Completion) {
+                     policy: FetchPolicy, wanted: (@Sendable () -> Bool)?, onChanged: @escaping @Sendable (String) -> Void,
+                     completion: @escaping Completion) {
         if let refused = Self.refusal(of: stored.metadata, policy: policy) {
             return completion(.failure(refused))
         }
@@ -90,7 +95,7 @@ struct OriginLoader: Sendable {
         disk?.noteRevalidation()
         let conditional = Conditional(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
         let sink = newDownload()
-        download(url, conditional: conditional, into: sink) { result in
+        download(url, conditional: conditional, into: sink, wanted: wanted) { result in
             let original = revalidated(url, stored: stored, by: result, into: sink, onChanged: onChanged)
             sink.discard()
             completion(original)
@@ -134,12 +139,13 @@ struct OriginLoader: Sendable {
 
     /// `completion` runs on `io`, after the last byte reached `sink`.
     private func download(_ url: String, conditional: Conditional?, into sink: DownloadFile,
+                          wanted: (@Sendable () -> Bool)?,
                           completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
         counters.withLock {
             $0.originFetches += 1
             $0.originInFlight += 1
         }
-        fetcher.fetchOriginal(url, conditional: conditional, into: sink) { [counters, io, storeFailureLog] result in
+        fetcher.fetchOriginal(url, conditional: conditional, into: sink, wanted: wanted) { [counters, io, storeFailureLog] result in
             counters.withLock {
                 $0.originInFlight -= 1
                 switch result {
