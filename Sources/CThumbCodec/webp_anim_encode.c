@@ -108,8 +108,9 @@ int thumbd_webp_anim_encoder_add(thumbd_webp_anim_encoder *e, const void *rgba, 
         thumbd_set_message(message, message_size, why && *why ? why : "WebP animation encoding failed");
         status = picture.error_code == VP8_ENC_ERROR_OUT_OF_MEMORY ? THUMBD_NO_MEMORY : THUMBD_FAILED;
     } else {
-        // A frame lasts at least 1 ms; the total stays an int (libwebp's timestamps).
-        int step = duration_ms < 1 ? 1 : duration_ms;
+        // A 0-ms frame stays 0 ms (libwebp takes equal timestamps); the total
+        // stays an int (libwebp's timestamps).
+        int step = duration_ms < 0 ? 0 : duration_ms;
         e->timestamp = step > INT_MAX - e->timestamp ? INT_MAX : e->timestamp + step;
     }
     WebPPictureFree(&picture);

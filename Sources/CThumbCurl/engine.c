@@ -10,7 +10,9 @@
  * and the share handle, so later downloads reuse them. At most `limit`
  * transfers run; the rest wait in arrival order (redirect hops of admitted
  * downloads at the front), and one whose deadline passes while waiting is
- * completed as timed out without starting.
+ * completed as timed out without starting; one nobody wants any more
+ * (`wanted`: a POST /info batch that has answered) is completed as abandoned
+ * when its turn comes, and its slot goes to the next.
  *
  * One host gets at most a quarter of the slots (host_limit): an origin that
  * drips or stalls (every byte but the last, then nothing until the timeout)
@@ -235,10 +237,19 @@ static void *run(void *context) {
             t->result.expired_in_queue = 1;
             complete(t, CURLE_OPERATION_TIMEDOUT);
         }
+        int dropped = 0;
         while (start) {
             thumb_transfer *t = start;
             start = t->next;
-            if (thumb_transfer_prepare(t, e->share, &e->sockets, now) != 0) {
+            if (t->wanted && !t->wanted(t->wanted_context)) {
+                /* Nobody waits for it any more: it never starts, and its slot goes to the next. */
+                pthread_mutex_lock(&e->lock);
+                release(e, t);
+                pthread_mutex_unlock(&e->lock);
+                t->result.abandoned = 1;
+                complete(t, CURLE_ABORTED_BY_CALLBACK);
+                dropped++;
+            } else if (thumb_transfer_prepare(t, e->share, &e->sockets, now) != 0) {
                 pthread_mutex_lock(&e->lock);
                 release(e, t);
                 pthread_mutex_unlock(&e->lock);
@@ -268,7 +279,7 @@ static void *run(void *context) {
             ended++;
         }
         /* A slot came free: admit the next waiting transfer before sleeping. */
-        if (ended) continue;
+        if (ended || dropped) continue;
 
         long wait = 1000;
         long curl_wait = -1;

@@ -100,6 +100,8 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     t->check_context = r->check_context;
     t->done = r->done;
     t->done_context = r->done_context;
+    t->wanted = r->wanted;
+    t->wanted_context = r->wanted_context;
     t->content_length = -1;
     return t;
 }
@@ -422,6 +424,11 @@ static size_t on_body(char *data, size_t size, size_t count, void *context) {
 static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
     (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
     thumb_transfer *t = context;
+    /* Nobody waits for the answer any more (a POST /info batch that has answered). */
+    if (t->wanted && !t->wanted(t->wanted_context)) {
+        t->result.abandoned = 1;
+        return 1;
+    }
     if (t->head_done) return 0;
     /* While a PUT's body is still going out, the check waits: the body is
      * finite, so it resumes once the last chunk is sent, and an upload the

@@ -45,6 +45,8 @@ typedef struct thumb_transfer {
     void *check_context;
     thumb_done done;
     void *done_context;
+    thumb_wanted wanted;
+    void *wanted_context;
 
     /* The response being read. */
     long status;

@@ -26,6 +26,10 @@ final class InfoBatchAnswer: Sendable {
         state = Mutex(State(slots: Array(repeating: nil, count: given.count), remaining: given.count))
     }
 
+    /// True once the answer has gone out: an item still running then has
+    /// nobody to answer (API.md § /info), unless another request waits for it.
+    var hasAnswered: Bool { state.withLock { $0.sent } }
+
     /// Item `index`'s answer object (serialized); the first one counts.
     func fill(_ index: Int, _ object: [UInt8]) {
         let done = state.withLock { s -> Bool in

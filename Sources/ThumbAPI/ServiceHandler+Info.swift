@@ -64,6 +64,9 @@ extension ServiceHandler {
             responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", "application/json"),
                                                                   ("Cache-Control", "no-store")], body: body))
         }
+        // Once the batch has answered (or its client left), an item's download and facts job stop
+        // unless another request waits for the same source.
+        let deserted: @Sendable () -> Bool = { answer.hasAnswered || responder.isCancelled }
         for (index, item) in batch.items.enumerated() {
             switch item.request {
             case .failure(let error):
@@ -72,7 +75,7 @@ extension ServiceHandler {
                 if let cached = service.cachedInfo(parsed) {
                     answer.fill(index, cached.body)
                 } else {
-                    service.info(parsed) { [self] result in
+                    service.info(parsed, deserted: deserted) { [self] result in
                         if case .failure(let error) = result { report(error, request) }
                         answer.fill(index, result)
                     }

@@ -95,6 +95,9 @@ struct StatisticsReport {
             Figure(section: "info", field: "computed", kind: .counter,
                    help: "Originals whose facts were computed from their pixels.",
                    value: .integer(c.factsComputed)),
+            Figure(section: "info", field: "abandoned", kind: .counter,
+                   help: "Sources of POST /info items whose download or facts job stopped: their batch had answered and nobody else waited.",
+                   value: .integer(c.infoAbandoned)),
 
             Figure(section: "sharedStore", field: "hits", kind: .counter,
                    help: "Originals found in the shared store after a local disk miss.", value: .integer(sh.hits)),

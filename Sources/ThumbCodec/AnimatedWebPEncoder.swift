@@ -13,6 +13,11 @@ public final class AnimatedWebPEncoder {
     public let height: Int
     /// Frames added so far.
     public private(set) var frames = 0
+    /// Frames the finished file holds (`X-Image-Frames`, SPEC §14): libwebp
+    /// merges a frame that leaves the canvas unchanged, within the lossy
+    /// encoder's tolerance, into the one before (their durations summed), and
+    /// writes a still when one frame is left; 1 for a still, 0 before `finish()`.
+    public private(set) var encodedFrames = 0
     private var encoder: OpaquePointer?
 
     /// An encoder of `width`×`height` frames at `quality` (0…100) that plays
@@ -63,13 +68,14 @@ public final class AnimatedWebPEncoder {
     /// (a photo at quality 82 is about 0.3).
     static let encodedBytesPerPixel = 9.0 / 4.0
 
-    /// Adds the next frame, shown for `durationMilliseconds` (at least 1).
+    /// Adds the next frame, shown for `durationMilliseconds` (0 stays 0: a
+    /// WebP source's 0-ms frame is kept as the source gives it).
     /// Past `deadline` libwebp stops at its next callback with `.deadlineExceeded`.
     public func add(_ frame: Bitmap, durationMilliseconds: Int, deadline: RenderDeadline = .none) throws(CodecError) {
         precondition(frame.width == width && frame.height == height, "every frame has the animation's size")
         guard let encoder else { preconditionFailure("add after finish") }
         var message = [CChar](repeating: 0, count: 256)
-        let duration = Int32(min(Int(Int32.max), max(1, durationMilliseconds)))
+        let duration = Int32(min(Int(Int32.max), max(0, durationMilliseconds)))
         let status = frame.pixels.withUnsafeBytes {
             thumbd_webp_anim_encoder_add(encoder, $0.baseAddress, duration, deadline.raw, &message, message.count)
         }
@@ -85,8 +91,11 @@ public final class AnimatedWebPEncoder {
             thumbd_webp_anim_encoder_free(encoder)
             self.encoder = nil
         }
-        return try EncodedBuffer.take { out, length, message, size in
+        let bytes = try EncodedBuffer.take { out, length, message, size in
             thumbd_webp_anim_encoder_finish(encoder, out, length, message, size)
         }
+        // Counted in the file, not guessed from what was added: which frames libwebp merged is its choice.
+        encodedFrames = max(1, bytes.withUnsafeBytes { WebPStructure.animationFrames($0) })
+        return bytes
     }
 }

@@ -81,6 +81,10 @@ final class CurlEngine: @unchecked Sendable {
                                         r.check_context = context
                                         r.done = transferDone
                                         r.done_context = context
+                                        if request.wanted != nil {
+                                            r.wanted = transferWanted
+                                            r.wanted_context = context
+                                        }
                                         // The shim copies the bytes before this returns.
                                         guard case .bytes(let bytes)? = request.upload else {
                                             return thumb_engine_submit(raw, &r)
@@ -130,6 +134,9 @@ package struct OriginRequest: Sendable {
     package var method: Method = .get
     /// A PUT's body.
     package var upload: Upload?
+    /// Asked before the transfer starts and as it runs: false once nobody
+    /// waits for the answer (it ends then, `abandoned`). nil: always wanted.
+    package var wanted: (@Sendable () -> Bool)?
 
     package enum Method: Int32, Sendable {
         case get, head, put, delete
@@ -228,6 +235,13 @@ private let writeBody: thumb_body_write = { context, bytes, count in
         hop.sinkFailure = error
         return 1
     }
+}
+
+/// Called by the C engine before the transfer starts and as it runs.
+private let transferWanted: thumb_wanted = { context in
+    guard let context else { return 1 }
+    let hop = Unmanaged<Hop>.fromOpaque(context).takeUnretainedValue()
+    return hop.request.wanted?() == false ? 0 : 1
 }
 
 private let transferDone: thumb_done = { context, result in

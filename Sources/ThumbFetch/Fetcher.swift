@@ -80,19 +80,23 @@ public final class Fetcher: Sendable {
     /// last write, on the engine's thread (keep it short, never block there),
     /// or on the caller's thread when the URL is refused before any transfer.
     /// After a failure the sink may hold part of a body: the caller discards it.
+    ///
+    /// `wanted` is asked before the transfer starts and as it runs; once it
+    /// says false the transfer ends (or never starts) with an `origin` error.
     public func fetch(_ text: String, conditional: Conditional?, into sink: any BodySink,
+                      wanted: (@Sendable () -> Bool)? = nil,
                       completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
         let policy = currentPolicy.withLock { $0 }
         let deadline = thumb_monotonic_ms() + Int64(policy.totalTimeout * 1000)
         if S3Location.hasScheme(text) {
             return fetchObject(text, policy: policy, conditional: conditional, sink: sink, deadline: deadline,
-                               completion: completion)
+                               wanted: wanted, completion: completion)
         }
         let url: SourceURL
         do throws(FetchError) { url = try SourceURL(text) } catch { return completion(.failure(error)) }
         hop(url, policy: policy, conditional: conditional, sink: sink, deadline: deadline, redirects: 0,
-            completion: completion)
+            wanted: wanted, completion: completion)
     }
 
     static let baseHeaders = [("Accept", "image/*"), ("User-Agent", "thumbd/0.1")]
@@ -108,17 +112,18 @@ public final class Fetcher: Sendable {
 
     /// Every hop gets the sink; only the final (2xx) answer's body reaches it.
     private func hop(_ url: SourceURL, policy: FetchPolicy, conditional: Conditional?, sink: any BodySink,
-                     deadline: Int64, redirects: Int,
+                     deadline: Int64, redirects: Int, wanted: (@Sendable () -> Bool)?,
                      completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         do throws(FetchError) { try policy.checkHost(url) } catch { return completion(.failure(error)) }
         let classify = self.classify
         var headers = Self.baseHeaders
         if redirects == 0 { Self.append(conditional, to: &headers) }
-        let request = OriginRequest(
+        var request = OriginRequest(
             url: url, headers: headers, connectTimeout: policy.connectTimeout, deadline: deadline,
             maxBytes: policy.maxBytes, caFile: policy.caFile, urgent: redirects > 0,
             classify: { policy.refusal(of: $0, classify: classify) },
             resolve: resolve.map { answer in answer(url.host, url.port).map { "\(url.host):\(url.port):\($0)" } } ?? [])
+        request.wanted = wanted
         engine.submit(request, sink: sink) { [self] outcome in
             let response: OriginResponse
             switch outcome {
@@ -143,7 +148,7 @@ public final class Fetcher: Sendable {
                 let next: SourceURL
                 do throws(FetchError) { next = try url.resolve(location) } catch { return completion(.failure(error)) }
                 hop(next, policy: policy, conditional: conditional, sink: sink, deadline: deadline,
-                    redirects: redirects + 1, completion: completion)
+                    redirects: redirects + 1, wanted: wanted, completion: completion)
             case 404, 410:
                 completion(.failure(.notFound))
             default:

@@ -9,6 +9,7 @@ package enum TransferOutcome {
                                sinkFailure: BodySinkError? = nil) -> Result<OriginResponse, FetchError> {
         let host = request.url.host
         if r.cancelled != 0 { return .failure(.origin("the download engine stopped")) }
+        if r.abandoned != 0 { return .failure(.origin("nobody waits for the download any more")) }
         if r.expired_in_queue != 0 { return .failure(.timeout("origin took longer than origin.timeoutSeconds")) }
         if r.too_large != 0 { return .failure(.tooLarge(limit: request.maxBytes)) }
         if r.sink_failed != 0 { return .failure(.storage(sinkFailure?.message ?? "the download could not be kept")) }

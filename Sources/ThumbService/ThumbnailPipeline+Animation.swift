@@ -6,7 +6,10 @@ public struct AnimatedRendition: Sendable {
     /// The animated WebP (a still WebP when every frame came out the same:
     /// libwebp then writes one image).
     public let encoded: EncodedThumbnail
-    /// Frames rendered (`X-Image-Frames`): the source's, up to `limits.maxAnimationFrames`.
+    /// Frames the encoded image holds (`X-Image-Frames`, SPEC §14): those
+    /// rendered (the source's, up to `limits.maxAnimationFrames`) after
+    /// libwebp merged each unchanged one into the one before, summing their
+    /// durations; 1 when the answer is a still.
     public let frames: Int
     /// The first frame's prepared bitmap, the same bytes `prepare` gives for
     /// the plan (what `animated=0` and every other format are made from).
@@ -81,8 +84,8 @@ extension ThumbnailPipeline {
         do {
             let encoder = try AnimatedWebPEncoder(width: geometry.width, height: geometry.height, quality: quality,
                                                   loopCount: animation.loopCount)
-            frames = try AnimationDecoder.decode(source, header: plan.header, maxFrames: plan.animationFrames(limits: limits),
-                                                 deadline: deadline) { frame throws(CodecError) in
+            _ = try AnimationDecoder.decode(source, header: plan.header, maxFrames: plan.animationFrames(limits: limits),
+                                            deadline: deadline) { frame throws(CodecError) in
                 var renderer = renderer(for: plan)
                 frame.feed(into: &renderer)
                 // finish() has no hook of its own: the deadline is looked at after it.
@@ -92,6 +95,7 @@ extension ThumbnailPipeline {
                 try encoder.add(scaled, durationMilliseconds: frame.durationMilliseconds, deadline: deadline)
             }
             bytes = try encoder.finish()
+            frames = encoder.encodedFrames
         } catch .deadlineExceeded {
             throw .renderTimedOut
         } catch .encodeFailed(let message) {

@@ -43,8 +43,9 @@ public struct PreparedVariant: Hashable, Sendable, Codable {
 /// A whole rendition: the prepared variant plus how it is encoded.
 public struct ThumbnailVariant: Hashable, Sendable {
     /// Bumped whenever a release changes the bytes of an existing variant
-    /// (API.md § Output: part of every ETag). Round 3 made it 3.
-    public static let rendererVersion = 3
+    /// (API.md § Output: part of every ETag). Round 3 made it 3; round 4
+    /// made it 4 (0-ms WebP frames kept, `animated=1` out of the key).
+    public static let rendererVersion = 4
 
     public var prepared: PreparedVariant
     public var format: OutputFormat
@@ -53,9 +54,11 @@ public struct ThumbnailVariant: Hashable, Sendable {
     /// `bg` for flattening alpha when the result is JPEG (nil: white); nil
     /// where inert (`png`, `webp`, `avif`, `rgba`).
     public var background: RGBAColor?
-    /// `animated` as the request or its preset gave it (nil: not given, which
-    /// animates). Only a WebP answer of an animated source animates (API.md §
-    /// Animation); the key carries it whenever given.
+    /// `false` when the request or its preset gave `animated=0`; nil
+    /// otherwise — `animated=1` is the default's spelling (API.md § Output),
+    /// so it shares the default's cache entries, flights and ETag. Only a
+    /// WebP answer of an animated source animates (API.md § Animation); the
+    /// key carries `animated=0` whenever given.
     public var animated: Bool?
 
     public init(prepared: PreparedVariant, format: OutputFormat, quality: Int, background: RGBAColor? = nil,
@@ -64,7 +67,7 @@ public struct ThumbnailVariant: Hashable, Sendable {
         self.format = format
         self.quality = quality
         self.background = background
-        self.animated = animated
+        self.animated = animated == false ? false : nil
     }
 
     /// Whether an animated source gives an animated answer: WebP (given,
@@ -96,7 +99,7 @@ public struct ThumbnailVariant: Hashable, Sendable {
         if let bg = background ?? p.background { key += "&bg=\(bg.hex)" }
         if let b = p.blurTenths { key += "&blur=\(b)" }
         if let s = p.sharpenTenths { key += "&sharpen=\(s)" }
-        if let a = animated { key += "&animated=\(a ? 1 : 0)" }
+        if animated == false { key += "&animated=0" }
         return key
     }
 }

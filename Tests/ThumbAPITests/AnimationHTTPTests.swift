@@ -3,6 +3,8 @@ import Testing
 import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbService
+import ThumbCodec
+import ThumbImaging
 
 /// API.md § Animation through the real daemon and its render workers: a WebP
 /// answer of an animated GIF or WebP animates, with `X-Image-Frames`;
@@ -31,10 +33,64 @@ import ThumbTestSupport
         return count
     }
 
+    /// The durations of an animated WebP answer's frames: each `ANMF`
+    /// payload's bytes 12…14, little-endian.
+    private static func durations(ofWebP bytes: [UInt8]) -> [Int] {
+        var durations: [Int] = [], at = 12
+        while at + 8 <= bytes.count {
+            let size = Int(bytes[at + 4]) | Int(bytes[at + 5]) << 8 | Int(bytes[at + 6]) << 16 | Int(bytes[at + 7]) << 24
+            if Array(bytes[at..<at + 4]) == Array("ANMF".utf8), at + 8 + 15 <= bytes.count {
+                let d = at + 8 + 12
+                durations.append(Int(bytes[d]) | Int(bytes[d + 1]) << 8 | Int(bytes[d + 2]) << 16)
+            }
+            at += 8 + size + (size & 1)
+        }
+        return durations
+    }
+
+    /// A 16×16 GIF, frame after frame of one colour (a palette index: 0 red,
+    /// 1 green, 2 blue) shown for `delay` centiseconds, looping forever. The
+    /// LZW data is literal codes of 3 bits, a clear code before every two, so
+    /// the code width never grows.
+    static func solidGIF(_ frames: [(index: UInt8, delay: Int)]) -> [UInt8] {
+        var gif = Array("GIF89a".utf8) + [16, 0, 16, 0, 0x81, 0, 0] + [255, 0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0]
+        gif += [0x21, 0xFF, 11] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0, 0]
+        for (index, delay) in frames {
+            gif += [0x21, 0xF9, 4, 1 << 2, UInt8(delay & 0xFF), UInt8(delay >> 8), 0, 0]
+            gif += [0x2C, 0, 0, 0, 0, 16, 0, 16, 0, 0, 2]
+            var codes: [UInt8] = []
+            for _ in 0..<128 { codes += [4, index, index] }
+            codes.append(5)
+            var data: [UInt8] = [], bits = 0, count = 0
+            for code in codes {
+                bits |= Int(code) << count
+                count += 3
+                while count >= 8 {
+                    data.append(UInt8(bits & 0xFF))
+                    bits >>= 8
+                    count -= 8
+                }
+            }
+            if count > 0 { data.append(UInt8(bits & 0xFF)) }
+            var at = 0
+            while at < data.count {
+                let n = min(255, data.count - at)
+                gif += [UInt8(n)] + data[at..<at + n]
+                at += n
+            }
+            gif.append(0)
+        }
+        return gif + [0x3B]
+    }
+
     private func withAnimations(_ change: (inout DaemonConfiguration) -> Void = { _ in },
                                 _ body: (EndToEndTests.TestDaemon, TestOrigin) throws -> Void) throws {
         let origin = try TestOrigin(extraRoutes: ["/squares.gif": try Self.fixture("rotating-squares.gif"),
-                                                  "/squares.webp": try Self.fixture("rotating-squares.webp")])
+                                                  "/squares.webp": try Self.fixture("rotating-squares.webp"),
+                                                  "/same.gif": Self.solidGIF(Array(repeating: (0, 5), count: 20)),
+                                                  "/aab.gif": Self.solidGIF([(0, 5), (0, 7), (2, 10)]),
+                                                  "/rgb.gif": Self.solidGIF([(0, 5), (1, 5), (2, 5)]),
+                                                  "/zero.webp": try Self.zeroDurationWebP()])
         defer { origin.stop() }
         let dir = NSTemporaryDirectory() + "thumbd-anim-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -69,10 +125,73 @@ import ThumbTestSupport
         }
     }
 
+    /// A WebP source of solid red, green and blue frames of 0, 0 and 100 ms.
+    static func zeroDurationWebP() throws -> [UInt8] {
+        let encoder = try AnimatedWebPEncoder(width: 16, height: 16, quality: 90, loopCount: 0)
+        for (rgb, duration) in [((255, 0, 0), 0), ((0, 255, 0), 0), ((0, 0, 255), 100)] {
+            let pixel: [UInt8] = [UInt8(rgb.0), UInt8(rgb.1), UInt8(rgb.2), 255]
+            try encoder.add(Bitmap(width: 16, height: 16, pixels: Array((0..<256).map { _ in pixel }.joined())),
+                            durationMilliseconds: duration)
+        }
+        return try encoder.finish()
+    }
+
+    /// `X-Image-Frames` counts the answer's own frames, after identical
+    /// neighbours are merged with their durations summed (API.md § Animation):
+    /// 20 identical frames are a still, and red, red, blue are two frames.
+    @Test func identicalNeighboursAreCountedOnce() throws {
+        try withAnimations { daemon, origin in
+            let same = daemon.get(target(origin, "/same.gif", "w=16&format=webp"))
+            #expect(same.status == 200 && same.headers["content-type"] == "image/webp")
+            #expect(same.headers["x-image-frames"] == nil, "20 identical frames: \(same.headers["x-image-frames"] ?? "-")")
+            #expect(Self.frames(ofWebP: same.body) <= 1)
+            // From memory, the same.
+            let again = daemon.get(target(origin, "/same.gif", "w=16&format=webp"))
+            #expect(again.headers["x-cache"] == "memory" && again.headers["x-image-frames"] == nil)
+
+            let aab = daemon.get(target(origin, "/aab.gif", "w=16&format=webp"))
+            #expect(aab.status == 200 && aab.headers["x-image-frames"] == "2")
+            #expect(Self.frames(ofWebP: aab.body) == 2 && Self.durations(ofWebP: aab.body) == [120, 100])
+        }
+    }
+
+    /// A WebP source's 0-ms frames stay 0 ms in the animated answer (API.md § Animation).
+    @Test func zeroMillisecondWebPFramesStayZero() throws {
+        try withAnimations { daemon, origin in
+            let source = try Self.zeroDurationWebP()
+            #expect(Self.durations(ofWebP: source) == [0, 0, 100])
+            let answer = daemon.get(target(origin, "/zero.webp", "w=16&format=webp"))
+            #expect(answer.status == 200 && answer.headers["x-image-frames"] == "3")
+            #expect(Self.durations(ofWebP: answer.body) == [0, 0, 100])
+        }
+    }
+
+    /// `animated=1` is the default's spelling: one cache entry and one ETag
+    /// with leaving it out, in either order; `animated=0` is another entry.
+    @Test func animatedOneSharesTheDefaultsEntryAndETag() throws {
+        try withAnimations { daemon, origin in
+            for (path, first) in [("/squares.gif", "w=40&format=webp"), ("/squares.webp", "w=40&format=webp&animated=1")] {
+                let second = first.hasSuffix("animated=1") ? "w=40&format=webp" : "w=40&format=webp&animated=1"
+                let a = daemon.get(target(origin, path, first))
+                let b = daemon.get(target(origin, path, second))
+                #expect(a.status == 200 && a.headers["x-cache"] == "origin" && a.headers["x-image-frames"] != nil)
+                #expect(b.status == 200 && b.headers["x-cache"] == "memory", "\(path): \(second) after \(first)")
+                #expect(b.headers["etag"] == a.headers["etag"] && b.body == a.body)
+                let conditional = daemon.get(target(origin, path, second), headers: ["If-None-Match": a.headers["etag"] ?? ""])
+                #expect(conditional.status == 304)
+                let still = daemon.get(target(origin, path, "w=40&format=webp&animated=0"))
+                #expect(still.status == 200 && still.headers["etag"] != a.headers["etag"])
+            }
+        }
+    }
+
     @Test func maxAnimationFramesDropsTheRest() throws {
         try withAnimations({ $0.service.limits.maxAnimationFrames = 2 }) { daemon, origin in
-            let answer = daemon.get(target(origin, "/squares.gif", "w=48&format=webp"))
+            // Red, green, blue: the blue frame is dropped; the other two differ, so
+            // neither is merged and the answer holds both.
+            let answer = daemon.get(target(origin, "/rgb.gif", "w=16&format=webp"))
             #expect(answer.status == 200 && answer.headers["x-image-frames"] == "2")
+            #expect(Self.durations(ofWebP: answer.body) == [50, 50])
         }
     }
 
@@ -100,8 +219,18 @@ import ThumbTestSupport
         #expect(try request("w=10&format=webp").variant.animates)
         #expect(try !request("w=10&format=webp&animated=0").variant.animates)
         #expect(try !request("w=10&format=png").variant.animates)
-        #expect(try request("w=10&format=webp&animated=1").variant.canonicalKey.hasSuffix("&animated=1"))
+        // animated=1 is the default's spelling: the same variant (key, hash, equality); animated=0 is keyed.
+        #expect(try request("w=10&format=webp&animated=1").variant == request("w=10&format=webp").variant)
+        #expect(try !request("w=10&format=webp&animated=1").variant.canonicalKey.contains("animated"))
         #expect(try !request("w=10&format=webp").variant.canonicalKey.contains("animated"))
+        #expect(try request("w=10&format=webp&animated=0").variant.canonicalKey.hasSuffix("&animated=0"))
+        #expect(try request("w=10&format=png&animated=0").variant.canonicalKey.hasSuffix("&animated=0"))
+        // Other equivalent spellings already share one variant.
+        #expect(try request("w=5&dpr=2&format=webp").variant == request("w=10&format=webp").variant)
+        #expect(try request("w=10&h=10&fit=inside&gravity=north&format=webp").variant
+                == request("w=10&h=10&format=webp").variant)
+        #expect(try request("w=10&format=png&bg=FF0000").variant == request("w=10&format=png").variant)
+        #expect(try request("w=10&format=jpeg&bg=FF0000").variant == request("w=10&format=jpeg&bg=ff0000").variant)
         for bad in ["2", "yes", "", "01"] {
             #expect(throws: ServiceError.badRequest("animated must be 0 or 1")) { try request("w=10&animated=\(bad)") }
         }
@@ -117,6 +246,12 @@ import ThumbTestSupport
         let preset = try ThumbnailRequest(query: [("url", "https://example.com/a.gif"), ("preset", "still")],
                                           config: c.service)
         #expect(!preset.variant.animates && preset.variant.canonicalKey.hasSuffix("&animated=0"))
+        // A preset's animated: true is the default too.
+        let moving = try DaemonConfiguration.parse(Array(#"""
+            {"output": {"presets": {"moving": {"w": 10, "format": "webp", "animated": true}}}}
+            """#.utf8))
+        #expect(try ThumbnailRequest(query: [("url", "https://example.com/a.gif"), ("preset", "moving")],
+                                     config: moving.service).variant == request("w=10&format=webp").variant)
         for bad in [#"{"limits": {"maxAnimationFrames": 0}}"#, #"{"limits": {"maxAnimationPixels": -1}}"#,
                     #"{"output": {"presets": {"p": {"w": 1, "animated": 1}}}}"#] {
             #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse(Array(bad.utf8)) }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ThumbFetch
 @testable import ThumbService
 import ThumbTestSupport
 @testable import ThumbAPI
@@ -151,9 +152,11 @@ import ThumbTestSupport
                 let f = daemon.service.flightsInProgress
                 return f.downloads == 0 && f.info == 0 && f.facts == 0 && daemon.service.renders.statistics.queued == 0
             }, "every computation ended")
-            // The work went on after the answer: the next batch finds the facts made. With the 0.5-s
-            // render limit lifted first: on a loaded host under a sanitizer a facts computation can take
-            // longer than that, and a render stopped at its limit is (rightly) not remembered.
+            // Once answered, the queued computations stopped (anAnsweredBatchStopsItsQueuedWork): at most
+            // the one held on the worker ran. Nothing was remembered either: the next batch computes them.
+            // With the 0.5-s render limit lifted first: on a loaded host under a sanitizer a facts
+            // computation can take longer than that, and a render stopped at its limit is (rightly) not remembered.
+            #expect(InfoHTTPTests.stats(daemon)["computed"] as? Int ?? 99 <= 1)
             var relaxed = daemon.service.config
             relaxed.limits.maxRenderSeconds = 60
             relaxed.origin.timeoutSeconds = 60
@@ -188,7 +191,8 @@ import ThumbTestSupport
             let refused = items(big.body)
             #expect(big.status == 200 && refused.count == 100 && refused.allSatisfy { $0["error"] as? String == "bad_request" })
 
-            // A client that sends a batch of slow sources and leaves at once.
+            // A client that sends a batch of slow sources and leaves at once: what it started stops
+            // (aBatchWhoseClientLeftStopsItsDownloads), so not all 20 need reach the origin.
             let urls = (0..<20).map { origin.url("/slowish.jpg?gone=\($0)") }
             let body = [UInt8](try JSONSerialization.data(withJSONObject: ["items": urls.map { ["url": $0] }]))
             do {   // the client's deinit closes its socket at the end of this scope
@@ -198,11 +202,108 @@ import ThumbTestSupport
             }
             #expect(eventually(30) {
                 let f = daemon.service.flightsInProgress
-                return f.downloads == 0 && f.info == 0 && f.facts == 0 && origin.hits("/slowish.jpg") == 20
+                return f.downloads == 0 && f.info == 0 && f.facts == 0
+                    && (daemon.service.loader.fetcher as? Fetcher)?.transferCounts.running == 0
             }, "the batch's work ended")
             #expect(daemon.get("/healthz").status == 200)
             #expect(eventually { (InfoHTTPTests.object(daemon.get("/stats").body)["connections"] as? [String: Any])?["open"] as? Int == 1 },
                     "only the /stats request's own connection is open")
+        }
+    }
+
+    /// The attack of issue 34: a batch of many heavy sources answers on time, and
+    /// then its items' facts jobs stop (API.md § /info) instead of running on and
+    /// delaying live renders. One worker, held by a gate job past the batch's
+    /// deadline; every probe costs 0.5 s. Once the batch has answered, its queued
+    /// facts jobs are skipped — all but the one a GET /info also waits for, which
+    /// runs and answers it — and a live /thumbnail is served at once (without this,
+    /// the 19 other jobs, which go ahead of renders, ran first: 9.5 s).
+    @Test func anAnsweredBatchStopsItsQueuedWork() throws {
+        try EndToEndTests.withDaemon({
+            $0.service.workers = 1
+            $0.service.origin.timeoutSeconds = 1
+            $0.service.limits.maxRenderSeconds = 2
+        }) { daemon, origin in
+            daemon.service.probeHook.withLock { $0 = { Thread.sleep(forTimeInterval: 0.5) } }
+            let gate = DispatchSemaphore(value: 0)
+            try daemon.service.renders.submit(cost: 1) { gate.wait() }
+            #expect(eventually { daemon.service.renders.statistics.active == 1 })
+            let given = (0..<20).map { origin.url("/cat.jpg?n=\($0)") }
+            let shared = given[7]
+            // Another request waiting for one of the items: a GET /info sent with the batch.
+            let single = Mutex<(status: Int, headers: [String: String], body: [UInt8])?>(nil)
+            let getDone = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = eventually { daemon.service.flightsInProgress.info >= 20 }
+                single.withLock { $0 = daemon.get("/info?url=\(InfoHTTPTests.encoded(shared))") }
+                getDone.signal()
+            }
+            let started = ContinuousClock.now
+            let r = post(daemon, given.map { ["url": $0] })
+            let took = (ContinuousClock.now - started) / .seconds(1)
+            let answers = items(r.body)
+            #expect(r.status == 200 && answers.count == 20 && took >= 2.9 && took < 6, "answered after \(took) s")
+            #expect(answers.allSatisfy { $0["error"] as? String == "origin_timeout" })
+            #expect(daemon.service.renders.statistics.queued == 20, "every item's facts job waits")
+
+            // The worker comes free: a live render of another source is served at once.
+            gate.signal()
+            let opened = ContinuousClock.now
+            let live = daemon.get("/thumbnail?url=\(InfoHTTPTests.encoded(origin.url("/cat.jpg?n=live")))&w=64&format=jpeg")
+            let waited = (ContinuousClock.now - opened) / .seconds(1)
+            #expect(live.status == 200 && live.headers["x-image-width"] == "64")
+            // The shared item's probe and the render's (0.5 s each); the 19 others were skipped.
+            #expect(waited < 5, "the live render took \(waited) s")
+
+            #expect(getDone.wait(timeout: .now() + 60) == .success)
+            let got = try #require(single.withLock { $0 })
+            #expect(got.status == 200 && InfoHTTPTests.object(got.body)["format"] as? String == "jpeg",
+                    "the item a GET also waited for ran: \(got.status)")
+            #expect(eventually(60) {
+                let f = daemon.service.flightsInProgress
+                return f.downloads == 0 && f.info == 0 && f.facts == 0 && daemon.service.renders.statistics == .init()
+            }, "nothing left behind")
+            let stats = InfoHTTPTests.stats(daemon)
+            // Computed: the shared item's facts, and the live render's own (its first render of that original).
+            #expect(stats["abandoned"] as? Int == 19 && stats["computed"] as? Int ?? 99 <= 2, "\(stats)")
+            // Nothing remembered: a skipped item is computed when asked again.
+            let again = daemon.get("/info?url=\(InfoHTTPTests.encoded(given[3]))")
+            #expect(again.status == 200 && InfoHTTPTests.object(again.body)["format"] as? String == "jpeg")
+        }
+    }
+
+    /// A batch whose client left: its queued downloads never start and the one
+    /// running stops (within libcurl's progress calls, about a second), long
+    /// before `origin.timeoutSeconds`; nothing is remembered as a failure.
+    @Test func aBatchWhoseClientLeftStopsItsDownloads() throws {
+        let gated = try GatedOrigin()
+        defer { gated.stop() }
+        try EndToEndTests.withDaemon({
+            // 4 transfers at once, one per host: one download reaches the held origin, nine wait.
+            $0.service.origin.maxConcurrentFetches = 4
+            $0.service.origin.timeoutSeconds = 60
+        }) { daemon, origin in
+            let fetcher = try #require(daemon.service.loader.fetcher as? Fetcher)
+            let urls = (0..<10).map { gated.url("/held.jpg?n=\($0)") }
+            let body = [UInt8](try JSONSerialization.data(withJSONObject: ["items": urls.map { ["url": $0] }]))
+            do {   // the client's deinit closes its socket at the end of this scope
+                let client = try TestClient(port: daemon.port)
+                client.send("POST /info HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.count)\r\n\r\n")
+                client.send(body)
+                #expect(eventually { gated.waiting == 1 && fetcher.transferCounts.queued == 9 }, "\(fetcher.transferCounts)")
+            }
+            #expect(eventually(20) {
+                let f = daemon.service.flightsInProgress
+                let t = fetcher.transferCounts
+                return f.downloads == 0 && f.info == 0 && t.running == 0 && t.queued == 0
+            }, "the downloads stopped: \(fetcher.transferCounts)")
+            #expect(gated.waiting == 1, "no queued download reached the origin")
+            #expect(InfoHTTPTests.stats(daemon)["abandoned"] as? Int == 10)
+            // Not remembered as the origin's failure: asked again, the source is served.
+            gated.open()
+            let again = daemon.get("/info?url=\(InfoHTTPTests.encoded(urls[3]))")
+            #expect(again.status == 200 && InfoHTTPTests.object(again.body)["format"] as? String == "jpeg")
+            _ = origin
         }
     }
 }

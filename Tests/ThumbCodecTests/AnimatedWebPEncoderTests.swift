@@ -71,6 +71,38 @@ import ThumbImaging
         #expect(PSNR.premultiplied(try #require(read.frame(at: 120)), a) > 28)
     }
 
+    /// `encodedFrames` is what the file holds (SPEC §14's `X-Image-Frames`):
+    /// merged neighbours count once, and frames all alike give one.
+    @Test func encodedFramesCountsTheFileAfterMerging() throws {
+        let a = Self.frame(200, x: 2), b = Self.frame(90, x: 14)
+        let encoder = try AnimatedWebPEncoder(width: 40, height: 30, quality: 90, loopCount: 0)
+        #expect(encoder.encodedFrames == 0)
+        for (bitmap, duration) in [(a, 100), (a, 50), (b, 70), (b, 10), (a, 30)] {
+            try encoder.add(bitmap, durationMilliseconds: duration)
+        }
+        let bytes = try encoder.finish()
+        let read = try #require(WebPAnimationReader(bytes))
+        #expect(encoder.frames == 5 && encoder.encodedFrames == 3 && read.count == 3)
+        #expect(read.frames.map(\.duration) == [150, 80, 30])
+
+        let same = try AnimatedWebPEncoder(width: 40, height: 30, quality: 90, loopCount: 0)
+        for _ in 0..<20 { try same.add(a, durationMilliseconds: 40) }
+        let still = try same.finish()
+        #expect(same.frames == 20 && same.encodedFrames == 1)
+        // libwebp writes one frame, as a still or a one-frame animation (whichever is smaller), of the whole time.
+        let single = try #require(WebPAnimationReader(still))
+        #expect(single.count == 1)
+    }
+
+    /// A 0-ms frame stays 0 ms (SPEC §14), first, in the middle and last.
+    @Test func zeroMillisecondFramesStayZero() throws {
+        let a = Self.frame(200, x: 2), b = Self.frame(90, x: 14), c = Self.frame(10, x: 27)
+        let bytes = try Self.encode([(a, 0), (b, 0), (c, 120), (a, 0)])
+        let read = try #require(WebPAnimationReader(bytes))
+        #expect(read.frames.map(\.duration) == [0, 0, 120, 0])
+        #expect(read.totalDuration == 120)
+    }
+
     /// The loop count is WebP's own: 0 forever, up to 65535.
     @Test func loopCountsAreWrittenAsGiven() throws {
         for loop in [0, 1, 2, 65535] {

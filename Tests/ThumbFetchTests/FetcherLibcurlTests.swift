@@ -194,6 +194,43 @@ import ThumbTestSupport
         #expect(fetcher.transferCounts.peak == 3)
     }
 
+    /// `wanted` (a POST /info batch that has answered): a download nobody
+    /// wants when its turn comes never reaches the origin, and one running
+    /// when it stops being wanted ends within libcurl's progress calls, long
+    /// before its deadline; a download still wanted is untouched.
+    @Test func anUnwantedDownloadNeverStartsOrStops() throws {
+        let origin = try GatedOrigin()
+        defer { origin.stop() }
+        let fetcher = Fetcher(policy: policy { $0.maxConcurrentFetches = 1; $0.totalTimeout = 60 })
+        let wanted = Mutex<[Int: Bool]>([0: true, 1: true, 2: true])
+        let results = Mutex<[Int: Result<FetchResult, FetchError>]>([:])
+        let done = DispatchSemaphore(value: 0)
+        for i in 0..<3 {
+            fetcher.fetch(origin.url("/\(i).jpg"), conditional: nil, into: MemorySink(),
+                          wanted: { wanted.withLock { $0[i] ?? false } }) { r in
+                results.withLock { $0[i] = r }
+                done.signal()
+            }
+        }
+        #expect(eventually { origin.waiting == 1 && fetcher.transferCounts.queued == 2 })
+        // The queued second one is given up, then the running first one.
+        wanted.withLock { $0[1] = false }
+        let started = ContinuousClock.now
+        wanted.withLock { $0[0] = false }
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect((ContinuousClock.now - started) < .seconds(5), "stopped long before the 60-s deadline")
+        #expect(eventually { origin.waiting == 2 }, "the third, still wanted, took the slot")
+        origin.open()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let r = results.withLock { $0 }
+        for i in [0, 1] {
+            #expect(r[i].map { $0 == .failure(.origin("nobody waits for the download any more")) } == true,
+                    "\(i): \(String(describing: r[i]))")
+        }
+        #expect(r[2].map { if case .success(.fetched) = $0 { true } else { false } } == true, "\(String(describing: r[2]))")
+        #expect(origin.waiting == 0 && fetcher.transferCounts.running == 0 && fetcher.transferCounts.queued == 0)
+    }
+
     /// The deadline counts from when a download is queued: one stuck behind
     /// a slow transfer times out without ever reaching the origin.
     @Test func aQueuedDownloadTimesOutWithoutStarting() throws {

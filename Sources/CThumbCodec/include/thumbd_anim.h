@@ -51,7 +51,7 @@ typedef struct thumbd_webp_anim_encoder thumbd_webp_anim_encoder;
 /// `loop_count` in WebP's meaning (0 = forever, n = played n times).
 thumbd_webp_anim_encoder *thumbd_webp_anim_encoder_new(uint32_t width, uint32_t height, int quality, int loop_count,
                                                        int *status, char *message, size_t message_size);
-/// Adds one width·height RGBA8 frame shown for duration_ms (at least 1).
+/// Adds one width·height RGBA8 frame shown for duration_ms (0 stays 0).
 /// libwebp's progress hook checks the deadline while it encodes.
 int thumbd_webp_anim_encoder_add(thumbd_webp_anim_encoder *encoder, const void *rgba, int32_t duration_ms,
                                  thumbd_deadline deadline, char *message, size_t message_size);

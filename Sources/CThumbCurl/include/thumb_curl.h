@@ -22,6 +22,12 @@ typedef int (*thumb_address_check)(void *context, int family, const unsigned cha
  * non-zero to stop the transfer (`sink_failed`). */
 typedef int (*thumb_body_write)(void *context, const unsigned char *bytes, size_t length);
 
+/* Asked on the engine's thread before a waiting transfer starts and as a
+ * running one progresses (at least once a second): non-zero while someone
+ * still waits for the answer; 0 ends the transfer (`abandoned`). Must be
+ * quick and must not block. */
+typedef int (*thumb_wanted)(void *context);
+
 /* How a transfer ended. Pointers are valid only during the completion call. */
 typedef struct thumb_result {
     int curl_code;              /* CURLcode; 0 when the whole response arrived */
@@ -42,6 +48,7 @@ typedef struct thumb_result {
     int connected;              /* a connection was established */
     int connect_bounded;        /* the connect timeout was shorter than what remained of the deadline */
     int cancelled;              /* the engine stopped first */
+    int abandoned;              /* `wanted` said nobody waits for the answer any more */
     const unsigned char *error_body; /* with keep_error_body: the first bytes of a non-2xx body, as received */
     size_t error_body_length;   /* at most THUMB_MAX_ERROR_BODY */
 } thumb_result;
@@ -96,6 +103,8 @@ typedef struct thumb_request {
     void *check_context;
     thumb_done done;
     void *done_context;
+    thumb_wanted wanted;        /* NULL: always wanted */
+    void *wanted_context;
 } thumb_request;
 
 typedef struct thumb_engine thumb_engine;

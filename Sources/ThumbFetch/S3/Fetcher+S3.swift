@@ -9,7 +9,8 @@ extension Fetcher {
     /// endpoint is configuration, not a client's choice: the address rules
     /// and `origin.allowedHosts` do not apply, and a redirect is not followed.
     func fetchObject(_ text: String, policy: FetchPolicy, conditional: Conditional?, sink: any BodySink,
-                     deadline: Int64, completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
+                     deadline: Int64, wanted: (@Sendable () -> Bool)? = nil,
+                     completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         let location: S3Location, s3: S3Settings
         do throws(FetchError) {
             location = try S3Location(text)
@@ -26,6 +27,7 @@ extension Fetcher {
             maxBytes: policy.maxBytes, caFile: policy.caFile, urgent: false, classify: { _ in nil },
             resolve: resolve.map { answer in answer(url.host, url.port).map { "\(url.host):\(url.port):\($0)" } } ?? [])
         request.s3 = S3Signing(sigV4: s3.sigV4, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey)
+        request.wanted = wanted
         engine.submit(request, sink: sink) { outcome in
             completion(outcome.flatMap { response in
                 Self.objectResult(response, source: text, conditional: conditional != nil)

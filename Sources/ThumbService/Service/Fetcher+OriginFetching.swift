@@ -6,6 +6,12 @@ extension Fetcher: OriginFetching {
         fetch(url, conditional: conditional, into: sink) { completion($0.mapError(ServiceError.init)) }
     }
 
+    public func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+                              wanted: (@Sendable () -> Bool)?,
+                              completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
+        fetch(url, conditional: conditional, into: sink, wanted: wanted) { completion($0.mapError(ServiceError.init)) }
+    }
+
     public func update(configuration: ServiceConfiguration) {
         update(policy: FetchPolicy(configuration: configuration))
     }

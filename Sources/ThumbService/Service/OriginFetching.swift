@@ -9,11 +9,24 @@ public protocol OriginFetching: Sendable {
     /// its own queue before touching the disk).
     func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
                        completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void)
+    /// The same, asking `wanted` before the download starts and as it runs:
+    /// once it says false (nobody waits for the original any more) the
+    /// download ends, or never starts, with a failure.
+    func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+                       wanted: (@Sendable () -> Bool)?,
+                       completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void)
     /// New origin rules after a reload (SIGHUP); fetches already running keep theirs.
     func update(configuration: ServiceConfiguration)
 }
 
 extension OriginFetching {
+    /// Fetchers that cannot stop a download run it to its end.
+    public func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+                              wanted: (@Sendable () -> Bool)?,
+                              completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
+        fetchOriginal(url, conditional: conditional, into: sink, completion: completion)
+    }
+
     /// New origin rules after a reload; fetchers without any ignore it.
     public func update(configuration: ServiceConfiguration) {}
 

@@ -35,28 +35,31 @@ struct OriginLoader: Sendable {
     /// Called on `io` (it reads the disk store). `ttl`: seconds an original on
     /// disk is trusted without asking the origin. `onChanged` runs when a
     /// revalidation finds new bytes or the source is gone (prepared variants of
-    /// the old ones must go). `completion` runs once, on `io` or the caller's thread.
-    func load(_ url: String, ttl: Double, policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void,
-              completion: @escaping Completion) {
+    /// the old ones must go). `wanted`: asked by the download engine before a
+    /// download from the origin starts and as it runs (`OriginFetching`).
+    /// `completion` runs once, on `io` or the caller's thread.
+    func load(_ url: String, ttl: Double, policy: FetchPolicy, wanted: (@Sendable () -> Bool)? = nil,
+              onChanged: @escaping @Sendable (String) -> Void, completion: @escaping Completion) {
         // An s3 source's bucket rules come first: a bucket not allowed, or the shared store's own,
         // costs no look-up of any kind (S3Sources.md, SeveralInstances.md).
         if let refused = Self.bucketRefusal(url, policy: policy) { return completion(.failure(refused)) }
         if let stored = disk?.load(url: url) {
-            return use(url, stored, ttl: ttl, policy: policy, onChanged: onChanged, completion: completion)
+            return use(url, stored, ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged,
+                       completion: completion)
         }
-        guard let shared, shared.isEnabled else { return fetch(url, policy: policy, completion: completion) }
+        guard let shared, shared.isEnabled else { return fetch(url, policy: policy, wanted: wanted, completion: completion) }
         // SeveralInstances.md: the shared store before the origin, whose deadline starts when the look-up ends.
         let sink = newDownload()
         shared.lookup(url, into: sink) { found in
             guard case .hit(let sidecar, let file) = found else {
                 sink.discard()
-                return fetch(url, policy: policy, completion: completion)
+                return fetch(url, policy: policy, wanted: wanted, completion: completion)
             }
             // Copied to the local store (counted in its bytes); served `X-Cache: disk`. Its facts go
             // with it, to be checked against its header before they are kept (SeveralInstances.md).
             disk?.keep(sink, url: url, metadata: sidecar.metadata)
             sink.discard()
-            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, onChanged: onChanged) { result in
+            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged) { result in
                 completion(result.map { original in
                     var original = original
                     original.sharedFacts = sidecar.facts.flatMap { $0.sha256 == original.metadata.sha256 ? $0 : nil }
@@ -67,8 +70,9 @@ struct OriginLoader: Sendable {
     }
 
     /// Downloads `url` afresh, keeps it, and hands it to the shared store.
-    private func fetch(_ url: String, policy: FetchPolicy, completion: @escaping Completion) {
-        download(url, conditional: nil, into: newDownload(), policy: policy) { result, sink in
+    private func fetch(_ url: String, policy: FetchPolicy, wanted: (@Sendable () -> Bool)?,
+                       completion: @escaping Completion) {
+        download(url, conditional: nil, into: newDownload(), policy: policy, wanted: wanted) { result, sink in
             let original = result.flatMap { fetched in
                 Result { () throws(ServiceError) in
                     guard case .fetched(_, let etag, let lastModified, _, let address) = fetched else {
@@ -86,7 +90,8 @@ struct OriginLoader: Sendable {
     /// fresh, revalidated with the origin once past `ttl` (counted from its
     /// fetch time, wherever it was kept).
     private func use(_ url: String, _ stored: (metadata: OriginalMetadata, file: OriginalFile), ttl: Double,
-                     policy: FetchPolicy, onChanged: @escaping @Sendable (String) -> Void, completion: @escaping Completion) {
+                     policy: FetchPolicy, wanted: (@Sendable () -> Bool)?, onChanged: @escaping @Sendable (String) -> Void,
+                     completion: @escaping Completion) {
         if let refused = Self.refusal(of: stored.metadata, policy: policy) {
             return completion(.failure(refused))
         }
@@ -99,7 +104,7 @@ struct OriginLoader: Sendable {
         }
         disk?.noteRevalidation()
         let conditional = Conditional(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
-        download(url, conditional: conditional, into: newDownload(), policy: policy) { result, sink in
+        download(url, conditional: conditional, into: newDownload(), policy: policy, wanted: wanted) { result, sink in
             let original = revalidated(url, stored: stored, by: result, into: sink, onChanged: onChanged)
             sink.discard()
             completion(original)
@@ -147,12 +152,13 @@ struct OriginLoader: Sendable {
     /// started again once the memory it may need is held (downloads wait
     /// for room, like renders).
     private func download(_ url: String, conditional: Conditional?, into sink: DownloadFile, policy: FetchPolicy,
+                          wanted: (@Sendable () -> Bool)?,
                           completion: @escaping @Sendable (Result<FetchResult, ServiceError>, DownloadFile) -> Void) {
         counters.withLock {
             $0.originFetches += 1
             $0.originInFlight += 1
         }
-        fetcher.fetchOriginal(url, conditional: conditional, into: sink) { [counters, io, storeFailureLog] result in
+        fetcher.fetchOriginal(url, conditional: conditional, into: sink, wanted: wanted) { [counters, io, storeFailureLog] result in
             counters.withLock {
                 $0.originInFlight -= 1
                 switch result {
@@ -164,8 +170,8 @@ struct OriginLoader: Sendable {
             io.async {
                 if case .failure = result, sink.foundNoPlace {
                     sink.discard()
-                    return inMemory(url, conditional: conditional, policy: policy, storeFailure: sink.storeFailure,
-                                    completion: completion)
+                    return inMemory(url, conditional: conditional, policy: policy, wanted: wanted,
+                                    storeFailure: sink.storeFailure, completion: completion)
                 }
                 if case .failure = result, sink.overflowed {
                     return completion(.failure(.imageTooLarge("the original is over the memory of maxDecodeMemoryBytes "
@@ -181,12 +187,12 @@ struct OriginLoader: Sendable {
     /// what it may need (`limits.maxSourceBytes`, at most the whole
     /// `limits.maxDecodeMemoryBytes`); the original keeps the hold until its bytes go.
     private func inMemory(_ url: String, conditional: Conditional?, policy: FetchPolicy,
-                          storeFailure: StoredFile.WriteError?,
+                          wanted: (@Sendable () -> Bool)?, storeFailure: StoredFile.WriteError?,
                           completion: @escaping @Sendable (Result<FetchResult, ServiceError>, DownloadFile) -> Void) {
         let limit = min(policy.maxBytes, renders.memoryBudget)
         renders.hold(limit) { hold in
             let sink = DownloadFile(inMemory: limit, hold: hold, storeFailure: storeFailure)
-            download(url, conditional: conditional, into: sink, policy: policy, completion: completion)
+            download(url, conditional: conditional, into: sink, policy: policy, wanted: wanted, completion: completion)
         }
     }
 

@@ -22,6 +22,8 @@ public struct ServiceCounters: Equatable, Sendable {
     public var infoRequests = 0
     /// Items of `POST /info` batches (`info.batchItems`).
     public var infoBatchItems = 0
+    /// Sources of batch items whose work stopped because nobody waited any more (`info.abandoned`).
+    public var infoAbandoned = 0
 }
 
 /// `ServiceCounters` behind a lock, shared by reference between the service

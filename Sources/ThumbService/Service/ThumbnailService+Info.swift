@@ -19,32 +19,69 @@ extension ThumbnailService {
         return answer
     }
 
-    /// Answers one validated request; `completion` runs exactly once, on any thread.
-    public func info(_ request: InfoRequest,
+    /// Answers one validated request; `completion` runs exactly once, on any
+    /// thread — unless `deserted` (a `POST /info` item: its batch has
+    /// answered, or its client left) turns true and nobody else waits for the
+    /// source: then its download and facts jobs stop where they are
+    /// (API.md § /info), and `completion` is never called, since nobody reads it.
+    public func info(_ request: InfoRequest, deserted: (@Sendable () -> Bool)? = nil,
                      completion: @escaping @Sendable (Result<InfoResult, ServiceError>) -> Void) {
         let url = request.sourceURL
         if let refused = hostRefusal(host: request.sourceHost) { return completion(.failure(refused)) }
         if case .info(let answer)? = memory.get(.info(url: url)) {
             return completion(.success(InfoResult(answer: answer, cache: .memory)))
         }
-        guard infoFlights.join(url, completion) else { return }
+        // Dropped uncalled when abandoned: `abandonInfo` already knows which flight ended.
+        let desertion = deserted.map { Coalescer<String, InfoResult>.Desertion(isDeserted: $0, abandoned: {}) }
+        guard infoFlights.join(url, desertion: desertion, completion) else { return }
+        lookUpInfo(url, watched: deserted != nil)
+    }
+
+    /// The work of the info flight of `url`, which the caller has opened:
+    /// the original (shared with `/thumbnail`), then its facts, known or
+    /// computed. `watched`: its first waiter may be deserted, so the work
+    /// under it looks (a flight a GET started never is: its waiter keeps it alive).
+    private func lookUpInfo(_ url: String, watched: Bool) {
         let finish: @Sendable (Result<InfoResult, ServiceError>) -> Void = { [infoFlights] result in
             infoFlights.complete(url, with: result)
         }
+        // Again for a flight started over (`abandonInfo`): its facts may have been kept meanwhile.
+        if case .info(let answer)? = memory.get(.info(url: url)) {
+            return finish(.success(InfoResult(answer: answer, cache: .memory)))
+        }
         if let failure = negative.lookup(url) { return finish(.failure(failure)) }
-        withOriginal(url, live: true) { [self] result in
+        withOriginal(url, live: true, desertion: watched ? infoDesertion(url) : nil) { [self] result in
             switch result {
             case .failure(let error):
                 finish(.failure(error))
             case .success(let original):
+                // Deserted while it downloaded: no facts job takes a queue slot for nobody.
+                if watched, abandonInfo(url) { return }
                 // On the fetch queue: the facts file is a small read.
                 if let facts = knownFacts(url: url, original) {
                     finish(.success(InfoResult(answer: keep(facts, url: url, original), cache: original.outcome)))
                 } else {
-                    computeFacts(url: url, original, finish)
+                    computeFacts(url: url, original, watched: watched, finish)
                 }
             }
         }
+    }
+
+    /// How the info flight of `url` waits for the work under it (the
+    /// download, the facts): deserted while every waiter of the info flight
+    /// is; when that work stops for it, the info flight ends too — or starts
+    /// over, when a request joined it since.
+    private func infoDesertion<Value>(_ url: String) -> Coalescer<String, Value>.Desertion {
+        .init(isDeserted: { [infoFlights] in infoFlights.isDeserted(url) },
+              abandoned: { [self] in if !abandonInfo(url) { lookUpInfo(url, watched: true) } })
+    }
+
+    /// Ends the info flight of `url` without an answer when every waiter of
+    /// it is deserted (API.md § /info: a batch that has answered), and says so.
+    private func abandonInfo(_ url: String) -> Bool {
+        guard infoFlights.abandonIfDeserted(url) else { return false }
+        counters.withLock { $0.infoAbandoned += 1 }
+        return true
     }
 
     /// The answer of `facts`, kept in memory for the next request.
@@ -60,10 +97,10 @@ extension ThumbnailService {
     /// `limits.maxRenderSeconds` from when the first job starts. A
     /// computation already under way (`factsFlights`) is joined instead, and
     /// promoted to the live queue when it was a first render's background job.
-    private func computeFacts(url: String, _ original: Original,
+    private func computeFacts(url: String, _ original: Original, watched: Bool,
                               _ finish: @escaping @Sendable (Result<InfoResult, ServiceError>) -> Void) {
         let outcome = original.outcome
-        let first = factsFlights.join(url) { [self] result in
+        let first = factsFlights.join(url, desertion: watched ? infoDesertion(url) : nil) { [self] result in
             finish(result.map { InfoResult(answer: keep($0, url: url, original), cache: outcome) })
         }
         guard first else {
@@ -109,6 +146,9 @@ extension ThumbnailService {
         let sha = original.metadata.sha256
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let id = submitInfoJob(cost: admitted, priority: priority, ahead: false, refused) { [self] in
+            // Everyone waiting is a batch that has answered: nothing to compute (a background
+            // job's own waiter is never deserted). The flight's waiters end or start over.
+            if factsFlights.abandonIfDeserted(url) { return }
             // Another route may have kept them since this one looked: hand those out, compute nothing.
             if let known = knownFacts(url: url, original) {
                 factsFlights.complete(url, with: .success(known))
@@ -129,6 +169,7 @@ extension ThumbnailService {
                                                                             admittedBytes: admitted))))
                 }
                 submitInfoJob(cost: estimate, priority: priority, ahead: true, refused) { [self] in
+                    if factsFlights.abandonIfDeserted(url) { return }
                     done(Result { () throws(ServiceError) in
                         try engine.facts(original.file, header: header, sha256: sha,
                                          budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))

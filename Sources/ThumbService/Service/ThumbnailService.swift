@@ -209,19 +209,46 @@ public final class ThumbnailService: Sendable {
     /// thread, or the render worker that checked facts from the shared store):
     /// the one download or disk look-up every route shares, joined when one is
     /// in flight (counted in `origin.coalesced` when `live`).
-    func withOriginal(_ url: String, live: Bool,
+    ///
+    /// `desertion`: a `POST /info` item's, whose batch may answer before the
+    /// original arrives; once every waiter of the download is deserted it
+    /// stops, or never starts (API.md § /info), and each waiter's `abandoned`
+    /// runs instead of `body`. nil keeps the download alive.
+    func withOriginal(_ url: String, live: Bool, desertion: Coalescer<String, Original>.Desertion? = nil,
                       _ body: @escaping @Sendable (Result<Original, ServiceError>) -> Void) {
-        guard originFlights.join(url, body) else {
+        guard originFlights.join(url, desertion: desertion, body) else {
             if live { counters.withLock { $0.originCoalesced += 1 } }
             return
         }
+        loadOriginal(url, watched: desertion != nil)
+    }
+
+    /// The work of the download flight of `url`, which the caller has opened.
+    /// `watched`: its first waiter may be deserted, so the download engine
+    /// asks whether anyone still waits (a flight a `/thumbnail` started never
+    /// is: its waiter keeps it alive, and its download pays no asking).
+    private func loadOriginal(_ url: String, watched: Bool) {
         let current = config
         let ttl = Double(current.diskStore.ttlSeconds)
         let policy = FetchPolicy(configuration: current)
+        let unwanted = UnwantedDownload()
+        let asked: @Sendable () -> Bool = { [originFlights] in
+            guard originFlights.isDeserted(url) else { return true }
+            unwanted.said.store(true, ordering: .relaxed)
+            return false
+        }
+        let wanted = watched ? asked : nil
         fetchQueue.async { [self] in
-            loader.load(url, ttl: ttl, policy: policy, onChanged: { [memory] changed in
+            // Deserted while it waited for this queue: nothing to look up.
+            if watched, originFlights.abandonIfDeserted(url) { return }
+            loader.load(url, ttl: ttl, policy: policy, wanted: wanted, onChanged: { [memory] changed in
                 _ = memory.removeAll { $0.url == changed }
             }) { [self] result in
+                if case .failure = result, unwanted.said.load(ordering: .relaxed) {
+                    // Stopped for nobody: not remembered. Ended, or started over for a waiter that joined since.
+                    if !originFlights.abandonIfDeserted(url) { loadOriginal(url, watched: true) }
+                    return
+                }
                 if case .failure(let error) = result { negative.remember(url, error) }
                 guard case .success(let original) = result, let facts = original.sharedFacts else {
                     return originFlights.complete(url, with: result)
@@ -265,6 +292,12 @@ public final class ThumbnailService: Sendable {
             completion(removed + (existed ? 1 : 0))
         }
     }
+}
+
+/// Whether the download engine was told nobody waits for a download: its
+/// failure is then an abandonment, not the origin's.
+private final class UnwantedDownload: Sendable {
+    let said = Atomic<Bool>(false)
 }
 
 extension ServiceConfiguration {
