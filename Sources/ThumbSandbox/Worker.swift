@@ -66,12 +66,20 @@ final class Worker: Sendable {
         do throws(SandboxError) {
             channels = try WorkerChannel.pair()
             output = try WorkerOutput(log: log)
+        } catch {
+            release()
+            throw error
+        }
+        do throws(SandboxError) {
             var arguments = [WorkerMain.subcommand, String(getpid())]
             if let identity { arguments.append(identity.argument) }
             process = try WorkerProcess.spawn(path: executable, arguments: arguments, environment: environment,
                                               channel: channels.1, output: output.writeEnd.rawValue ?? -1,
                                               identity: identity)
         } catch {
+            // No worker holds the pipe: the output's source would wait for an end that never comes.
+            output.writeEnd.close()
+            output.finish()
             release()
             throw error
         }
