@@ -91,7 +91,7 @@ let package = Package(
 
         // Shared by the test targets: loopback origins, servers and clients,
         // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
-        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging"],
+        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging", "ThumbService"],
                 path: "Tests/ThumbTestSupport"),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat"]),
@@ -105,7 +105,7 @@ let package = Package(
                                                               "ThumbTestSupport"]),
         .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
                                                           "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
-        .testTarget(name: "ThumbSandboxTests", dependencies: ["ThumbSandbox", "CThumbSandbox"], exclude: ["Fixtures"]),
+        .testTarget(name: "ThumbSandboxTests", dependencies: ["ThumbSandbox", "CThumbSandbox"]),
         .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ThumbClientTests", dependencies: ["ThumbClient", "ThumbAPI", "ThumbService", "ThumbHTTP",
                                                              "ThumbTestSupport"]),

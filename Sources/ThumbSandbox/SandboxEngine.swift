@@ -29,11 +29,6 @@ public final class SandboxEngine: RenderEngine {
     private let killed = Atomic<Int>(0)
     private let crashed = Atomic<Int>(0)
     private let spawned = Atomic<Int>(0)
-    /// Tests: chooses a hook for a job from its kind and the original's length.
-    public let testHook = Mutex<(@Sendable (WorkerJobKind, Int) -> WorkerTestHook?)?>(nil)
-    /// Tests: false has the workers skip the JPEG, PNG and GIF structure
-    /// walks, to show what the isolation alone bounds.
-    public let testStructureLimits = Atomic<Bool>(true)
 
     /// `executable`: the thumbd binary to start workers from
     /// (`WorkerExecutable.resolve()`); `maxIdle`: the render threads' count,
@@ -168,12 +163,10 @@ public final class SandboxEngine: RenderEngine {
     /// One job on one worker: a pooled one, or a new one when none waits.
     /// A worker found dead when its job is sent (it died idle) is replaced
     /// once; the job itself is never sent twice.
-    private func run(_ job: WorkerRequest.Job, descriptor: Int32?, offset: Int, length: Int, budget: JobBudget,
-                     hook: WorkerTestHook? = nil) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
+    private func run(_ job: WorkerRequest.Job, descriptor: Int32?, offset: Int, length: Int,
+                     budget: JobBudget) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
         guard budget.seconds > 0 else { throw .renderTimedOut }
-        let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds,
-                                    testHook: hook ?? testHook.withLock { $0 }?(job.kind, length),
-                                    structureLimits: testStructureLimits.load(ordering: .relaxed) ? nil : false)
+        let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds)
         let frame: [UInt8]
         do {
             frame = try WorkerWire.encode(request)
@@ -218,28 +211,6 @@ public final class SandboxEngine: RenderEngine {
                                + "admitted with (the worker said: \(said))")
         case .broken(let description):
             throw .internalError("a worker's answer could not be read: \(description)")
-        }
-    }
-
-    /// Tests: runs `hook` in a worker capped for `admittedBytes`, with a
-    /// one-pixel encode behind it; the errno the hook answered, or 0 when the
-    /// job went on.
-    func probeSandbox(_ hook: WorkerTestHook, admittedBytes: Int = 0) throws(ServiceError) -> Int32 {
-        let memory: OwnedFileDescriptor
-        do {
-            memory = try SharedMemory.sealed(name: "thumbd-probe", bytes: [0, 0, 0, 255])
-        } catch {
-            throw .internalError("\(error)")
-        }
-        let (reply, _) = try withExtendedLifetime(memory) { () throws(ServiceError) in
-            try run(.encode(width: 1, height: 1, encoding: EncodingSpec(format: .png, quality: 80, background: nil)),
-                    descriptor: memory.rawValue, offset: 0, length: 4,
-                    budget: JobBudget(seconds: 30, admittedBytes: admittedBytes), hook: hook)
-        }
-        switch reply {
-        case .hookResult(let errno): return errno
-        case .encoded: return 0
-        default: throw unexpected(reply)
         }
     }
 

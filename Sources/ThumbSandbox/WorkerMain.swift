@@ -89,8 +89,6 @@ public enum WorkerMain {
         } catch {
             return (.failed(.internalError("a job the worker could not read: \(error)")), [])
         }
-        StructureWalk.enforced.store(request.structureLimits ?? true, ordering: .relaxed)
-        if let hook = request.testHook, let result = run(hook) { return (.hookResult(errno: result), []) }
         let budget = JobBudget(seconds: request.seconds, admittedBytes: 0)
         let engine = InProcessEngine()
         do throws(ServiceError) {
@@ -156,29 +154,6 @@ public enum WorkerMain {
         } catch {
             throw .internalError("the worker's shared memory failed: \(error)")
         }
-    }
-
-    /// Runs a test hook; a result when the hook answers instead of the job.
-    private static func run(_ hook: WorkerTestHook) -> Int32? {
-        switch hook {
-        case .hang:
-            thumbd_test_hang()
-        case .crash:
-            thumbd_test_crash()
-            return nil
-        case .allocate(let bytes):
-            // Past the cap malloc fails: the job answers that, as a decoder's failed allocation would.
-            return thumbd_test_allocate(UInt64(max(0, bytes))) == 0 ? nil : ENOMEM
-        case .open(let path):
-            let fd = Glibc.open(path, O_RDONLY)
-            if fd >= 0 { Glibc.close(fd); return 0 }
-            return errno
-        case .socket:
-            let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            if fd >= 0 { Glibc.close(fd); return 0 }
-            return errno
-        }
-        return nil
     }
 
     /// Everything a library loads or opens the first time it runs, done

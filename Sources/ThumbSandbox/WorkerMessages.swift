@@ -16,18 +16,6 @@ struct WorkerRequest: Codable, Sendable {
         case encode(width: Int, height: Int, encoding: EncodingSpec)
         case probe(limits: PipelineLimits)
         case facts(header: ImageHeader, sha256: String)
-
-        /// The job's name for the test hook and for messages.
-        var kind: WorkerJobKind {
-            switch self {
-            case .plan: .plan
-            case .planAndRender: .render
-            case .render: .render
-            case .encode: .encode
-            case .probe: .probe
-            case .facts: .facts
-            }
-        }
     }
 
     var job: Job
@@ -35,14 +23,6 @@ struct WorkerRequest: Codable, Sendable {
     var originalLength: Int
     /// The job's share of `limits.maxRenderSeconds`, from when the worker reads the frame.
     var seconds: Double
-    var testHook: WorkerTestHook?
-    /// Tests only: false runs the job without the JPEG, PNG and GIF structure walks.
-    var structureLimits: Bool?
-}
-
-/// The kinds of job, as the test hook sees them.
-public enum WorkerJobKind: String, Codable, Sendable {
-    case plan, render, encode, probe, facts
 }
 
 /// A worker's answer to one job, or its greeting. Results with bytes come as
@@ -59,25 +39,6 @@ enum WorkerReply: Codable, Sendable {
     case rendered(bitmapWidth: Int, bitmapHeight: Int, facts: OriginalFacts?,
                   format: OutputFormat, width: Int, height: Int, frames: Int, fromAnimation: Bool)
     case failed(ServiceError)
-    /// What a probing test hook found (`WorkerTestHook.open`, `.socket`): the
-    /// errno of the attempt, 0 if it succeeded.
-    case hookResult(errno: Int32)
-}
-
-/// A test's way into a worker (SandboxTests): what the job does instead of,
-/// or before, its work. Never set outside tests.
-public enum WorkerTestHook: Codable, Sendable, Equatable {
-    /// A decoder call that never returns: the daemon's SIGKILL ends it.
-    case hang
-    /// A decoder that writes through a null pointer (SIGSEGV).
-    case crash
-    /// An allocation of this many bytes, every page touched, before the job:
-    /// past the worker's cap it fails there.
-    case allocate(bytes: Int)
-    /// Tries to open `path` for reading and answers with the errno.
-    case open(path: String)
-    /// Tries to make an IPv4 TCP socket and answers with the errno.
-    case socket
 }
 
 /// Frames as JSON: small (a plan, a header, facts) and read by code that

@@ -15,13 +15,14 @@ import ThumbHTTP
 /// service handler in front of a real origin, both on 127.0.0.1.
 @Suite(.serialized) struct EndToEndTests {
     /// A loopback origin and a daemon on a fresh store (removed afterwards) for `body`.
-    static func withDaemon(_ change: (inout DaemonConfiguration) -> Void = { _ in },
+    /// `engine`: nil runs the daemon's own (sandboxed workers).
+    static func withDaemon(_ change: (inout DaemonConfiguration) -> Void = { _ in }, engine: (any RenderEngine)? = nil,
                            _ body: (TestDaemon, TestOrigin) throws -> Void) throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
         let dir = NSTemporaryDirectory() + "thumbd-e2e-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let daemon = try TestDaemon(store: dir, change: change)
+        let daemon = try TestDaemon(store: dir, engine: engine, change: change)
         defer { daemon.stop() }
         try body(daemon, origin)
     }
@@ -34,14 +35,16 @@ import ThumbHTTP
         var server: HTTPServer { daemon.server }
         var service: ThumbnailService { daemon.service }
 
-        init(store: String, change: (inout DaemonConfiguration) -> Void = { _ in }) throws {
+        init(store: String, engine: (any RenderEngine)? = nil,
+             change: (inout DaemonConfiguration) -> Void = { _ in }) throws {
             var c = DaemonConfiguration()
             c.service.origin.allowPrivateNetworks = true   // the test origin is on loopback
             // Debug builds on a loaded CI machine can take seconds per large
             // render; only the deadline tests set a deadline that can fire.
             c.service.limits.maxRenderSeconds = 600
             change(&c)
-            daemon = Daemon(configuration: c, disk: try DiskStore(directory: store, maxBytes: c.service.diskStore.maxBytes))
+            daemon = Daemon(configuration: c, disk: try DiskStore(directory: store, maxBytes: c.service.diskStore.maxBytes),
+                            engine: engine)
             port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))
         }
 

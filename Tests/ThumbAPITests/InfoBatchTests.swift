@@ -5,6 +5,7 @@ import ThumbFetch
 @testable import ThumbService
 import ThumbTestSupport
 @testable import ThumbAPI
+import ThumbSandbox
 
 /// `POST /info` (API.md § /info): answers in the request's order, each item its
 /// own answer or error, one computation per source, the form refused whole, the
@@ -129,13 +130,14 @@ import ThumbTestSupport
     /// Items whose downloads are done but whose computation waits behind a busy
     /// worker: the batch's own deadline answers for them.
     @Test func aBusyWorkerCannotStretchTheAnswer() throws {
+        let engine = HeldEngine(SandboxEngine(executable: WorkerExecutable.resolve(), maxIdle: 1))
         try EndToEndTests.withDaemon({
             $0.service.workers = 1
             $0.service.origin.timeoutSeconds = 1
             $0.service.limits.maxRenderSeconds = 0.5
-        }) { daemon, origin in
+        }, engine: engine) { daemon, origin in
             let first = Atomic<Bool>(true)
-            daemon.service.probeHook.withLock {
+            engine.before.withLock {
                 // Held far past the batch's deadline (~1.5 s), so that a loaded host's late answer is still
                 // told apart from one that waited for the worker.
                 $0 = { if first.exchange(false, ordering: .relaxed) { Thread.sleep(forTimeInterval: 4.5) } }
@@ -219,12 +221,13 @@ import ThumbTestSupport
     /// runs and answers it — and a live /thumbnail is served at once (without this,
     /// the 19 other jobs, which go ahead of renders, ran first: 9.5 s).
     @Test func anAnsweredBatchStopsItsQueuedWork() throws {
+        let engine = HeldEngine(SandboxEngine(executable: WorkerExecutable.resolve(), maxIdle: 1))
         try EndToEndTests.withDaemon({
             $0.service.workers = 1
             $0.service.origin.timeoutSeconds = 1
             $0.service.limits.maxRenderSeconds = 2
-        }) { daemon, origin in
-            daemon.service.probeHook.withLock { $0 = { Thread.sleep(forTimeInterval: 0.5) } }
+        }, engine: engine) { daemon, origin in
+            engine.before.withLock { $0 = { Thread.sleep(forTimeInterval: 0.5) } }
             let gate = DispatchSemaphore(value: 0)
             try daemon.service.renders.submit(cost: 1) { gate.wait() }
             #expect(eventually { daemon.service.renders.statistics.active == 1 })

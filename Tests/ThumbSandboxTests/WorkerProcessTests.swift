@@ -176,10 +176,6 @@ import ThumbSandbox
         #expect(WorkerProcess.memoryCapSupported == !sanitized)
     }
 
-    @Test func theAllocationTestHookCommitsWhatItIsAskedFor() {
-        #expect(thumbd_test_allocate(8 << 20) == 0)
-        #expect(thumbd_test_allocate(0) == 0)
-    }
 }
 
 /// Carries a spawn's outcome out of a raw pthread.

@@ -120,12 +120,13 @@ private final class ChangingOrigin: OriginFetching {
         let dir = NSTemporaryDirectory() + "thumbd-info-service-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        let engine = HeldEngine(InProcessEngine())
         let s = ThumbnailService(configuration: ServiceConfiguration(), fetcher: origin,
-                                 disk: try DiskStore(directory: dir, maxBytes: 50 << 20))
+                                 disk: try DiskStore(directory: dir, maxBytes: 50 << 20), engine: engine)
         defer { s.renders.shutdown() }
         let probes = Atomic<Int>(0)
-        // The second probe is the facts job's: slow, so the render's answer is visibly first.
-        s.probeHook.withLock { $0 = { if probes.add(1, ordering: .relaxed).newValue == 2 { Thread.sleep(forTimeInterval: 1) } } }
+        // The second opening job is the facts job's probe: slow, so the render's answer is visibly first.
+        engine.before.withLock { $0 = { if probes.add(1, ordering: .relaxed).newValue == 2 { Thread.sleep(forTimeInterval: 1) } } }
         let rendered = DispatchSemaphore(value: 0)
         let factsAtAnswer = Mutex(-1)
         // 640×427 to 64 wide decodes at 1/8; the canonical copy wants 1/2.

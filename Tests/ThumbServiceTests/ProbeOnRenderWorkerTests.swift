@@ -10,16 +10,19 @@ import ThumbTestSupport
 /// decode that needs more than the probe was admitted with waits again at
 /// the head of the queue (issue 19 item 7).
 @Suite(.serialized) struct ProbeOnRenderWorkerTests {
+    /// Holds or slows the first job of each render (the header probe's), on the render thread.
+    private let engine = HeldEngine(InProcessEngine())
+
     /// One render worker, so a test can hold it.
     private func service(_ change: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ThumbnailService {
-        try loopbackService("probe") { c in
+        try loopbackService("probe", engine: engine) { c in
             c.workers = 1
             change(&c)
         }
     }
 
     private func cleanUp(_ s: ThumbnailService) {
-        s.probeHook.withLock { $0 = nil }
+        engine.before.withLock { $0 = nil }
         s.renders.shutdown()
         if let dir = s.disk?.directory { try? FileManager.default.removeItem(atPath: dir) }
     }
@@ -63,7 +66,7 @@ import ThumbTestSupport
         try s.renders.submit(cost: 1) { worker.withLock { $0 = pthread_self() }; seen.signal() }
         #expect(seen.wait(timeout: .now() + 10) == .success)
         let probedOn = Mutex<[pthread_t]>([])
-        s.probeHook.withLock {
+        engine.before.withLock {
             $0 = {
                 probedOn.withLock { $0.append(pthread_self()) }
                 usleep(800_000)
@@ -75,7 +78,7 @@ import ThumbTestSupport
         #expect(threads.count == 1 && threads.allSatisfy { pthread_equal($0, worker.withLock { $0 }!) != 0 },
                 "not probed on the render worker")
 
-        s.probeHook.withLock { $0 = nil }
+        engine.before.withLock { $0 = nil }
         guard case .success = answer(s, r) else { Issue.record("a deadline failure was remembered"); return }
         #expect(origin.hits("/cat.jpg") == 1)
     }
@@ -101,10 +104,10 @@ import ThumbTestSupport
         try #require(estimate > probeCost, "estimate \(estimate) fits the probe's \(probeCost): no second job")
 
         let memoryWhileProbing = Mutex<[Int]>([])
-        // The hook holds the queue, not the service: the service holding a
+        // The closure holds the queue, not the service: the service (through its engine) holding a
         // closure that holds the service would be a cycle LeakSanitizer reports.
         let renders = s.renders
-        s.probeHook.withLock { $0 = { memoryWhileProbing.withLock { $0.append(renders.statistics.memoryInUse) } } }
+        engine.before.withLock { $0 = { memoryWhileProbing.withLock { $0.append(renders.statistics.memoryInUse) } } }
         let gate = DispatchSemaphore(value: 0)
         try s.renders.submit(cost: 1) { gate.wait() }
         #expect(eventually { s.renders.statistics.active == 1 }, "the worker is held")

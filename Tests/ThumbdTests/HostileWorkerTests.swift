@@ -137,6 +137,32 @@ import ThumbTestSupport
         }
     }
 
+    /// A decoder call that never returns is killed at the deadline and its worker replaced, while other
+    /// renders are served; the kill is counted and not remembered: the same source is tried again.
+    @Test func aHungDecoderIsKilledAtTheDeadlineWhileOtherRendersGoOn() throws {
+        try HostileDaemon.with(workers: 2, maxRenderSeconds: 2) { daemon in
+            for round in 1...2 {
+                let answer = Mutex<(Int, Double)?>(nil)
+                let started = ContinuousClock.now
+                let hung = Thread {
+                    let status = daemon.thumbnail(.hang)?.status ?? 0
+                    answer.withLock { $0 = (status, (ContinuousClock.now - started) / .seconds(1)) }
+                }
+                hung.start()
+                usleep(300_000)
+                for variant in ["?a", "?b", "?c"] {
+                    #expect(daemon.thumbnail(.thread, variant: variant + "\(round)")?.status == 200, "served beside the hang")
+                }
+                #expect(eventually(30) { answer.withLock { $0 } != nil })
+                let (status, seconds) = try #require(answer.withLock { $0 })
+                #expect(status == 422)
+                #expect(seconds >= 2 && seconds < 12, "answered after \(seconds) s")
+                #expect(daemon.renderFigure("killed") == round, "asked again, it ran again: not remembered")
+                #expect(daemon.metrics().contains("\nthumbd_render_killed_total \(round)\n"))
+            }
+        }
+    }
+
     /// A source whose renders crash their worker three times within `origin.negativeCacheSeconds` is
     /// refused for that long (a crafted image must not cost a worker on every request); filter kills
     /// do not count.
@@ -151,6 +177,7 @@ import ThumbTestSupport
             #expect(refused?.status == 422 && refused?.errorCode == "corrupt_image")
             #expect(refused?.text.contains("crashed their worker 3 times") == true, "\(refused?.text ?? "none")")
             #expect(daemon.renderFigure("crashed") == 3, "the refusal costs no worker")
+            #expect(daemon.metrics().contains("\nthumbd_render_crashed_total 3\n"))
             for _ in 1...4 {
                 #expect(daemon.thumbnail(.unshare)?.text.contains("seccomp filter") == true, "filter kills never refuse")
             }
@@ -340,6 +367,13 @@ final class HostileDaemon: @unchecked Sendable {
         let body = connection.request("GET", "/stats")?.body ?? []
         let stats = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
         return (stats?["render"] as? [String: Any])?[name] as? Int
+    }
+
+    /// `/metrics`, whole.
+    func metrics() -> String {
+        guard let connection = HTTPConnection(port: port, timeout: 30) else { return "" }
+        defer { connection.close() }
+        return connection.request("GET", "/metrics")?.text ?? ""
     }
 
     /// True in a test process built with a sanitizer, whose thumbd is too (workers uncapped).

@@ -176,19 +176,4 @@ int thumbd_memory_cap_supported(void);
 /// (-EAGAIN if another thread could not be synchronised).
 int thumbd_enter_sandbox(void);
 
-// MARK: Test hooks
-// For the tests of the sandbox only: a worker calls these when a
-// test-configured job asks, so tests can watch the daemon survive a crash,
-// kill a hang and cap an allocation. Never reached by a real request.
-
-/// Writes through a NULL pointer (volatile, so the compiler keeps it): SIGSEGV.
-void thumbd_test_crash(void);
-
-/// Sleeps forever; only the daemon's SIGKILL ends it.
-void thumbd_test_hang(void);
-
-/// mallocs `bytes` and writes to every page of it (so the memory is really
-/// committed), then frees it. 0, or -ENOMEM when malloc returned NULL.
-int thumbd_test_allocate(uint64_t bytes);
-
 #endif

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The walk every source takes before any codec library sees it
 /// (SourcesAndLimits.md § Structure limits).
@@ -14,12 +13,6 @@ import Synchronization
 ///
 /// Each format's walk lives in its own file and owns its named limits.
 public enum StructureWalk {
-    /// Tests only (SandboxIsolationTests, through a worker's job): off, the
-    /// JPEG, PNG and GIF walks are skipped, so the libraries meet hostile
-    /// shapes and only the worker's sandbox bounds them. The ISOBMFF walk
-    /// always runs: the choice of decoder comes from it.
-    public static let enforced = Atomic<Bool>(true)
-
     public static func check(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) throws(CodecError) {
         _ = try walk(bytes, format: format)
     }
@@ -28,9 +21,9 @@ public enum StructureWalk {
     /// library decodes the file, how many grid tiles); nil for other formats.
     static func walk(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) throws(CodecError) -> ISOBMFFLayout? {
         switch format {
-        case .jpeg: if enforced.load(ordering: .relaxed) { try JPEGStructure.walk(bytes) }
-        case .png: if enforced.load(ordering: .relaxed) { try PNGStructure.walk(bytes) }
-        case .gif: if enforced.load(ordering: .relaxed) { try GIFStructure.walk(bytes) }
+        case .jpeg: try JPEGStructure.walk(bytes)
+        case .png: try PNGStructure.walk(bytes)
+        case .gif: try GIFStructure.walk(bytes)
         case .avif, .heic: return try ISOBMFFStructure.walk(bytes, format: format)
         case .webp: break   // RIFF chunks: libwebp's parsers are linear and keep nothing per chunk
         }

@@ -157,7 +157,6 @@ extension ThumbnailService {
             }
             let started = ContinuousClock.now
             do throws(ServiceError) {
-                probeHook.withLock { $0 }?()
                 let header = try engine.probe(original.file, limits: limits,
                                               budget: JobBudget(seconds: seconds, admittedBytes: admitted))
                 let spent = Self.seconds(since: started)

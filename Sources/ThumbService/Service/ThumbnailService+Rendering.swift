@@ -32,7 +32,6 @@ extension ThumbnailService {
         let encoding = Self.encoding(request, limits: limits)
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let started = ContinuousClock.now
-            probeHook.withLock { $0 }?()
             // The common miss — the original's facts known, or nothing could keep them — is one
             // job: plan and render on one read of the bytes (a second job only when the decode
             // needs more memory than the probe was admitted with).

@@ -48,9 +48,6 @@ public final class ThumbnailService: Sendable {
     /// Disk store look-ups and renames of downloaded originals; downloads
     /// themselves hold no thread here, and nothing is decoded or probed here.
     private let fetchQueue: DispatchQueue
-    /// Tests: runs on the render worker just before each header probe (a slow
-    /// probe without a slow file).
-    let probeHook = Mutex<(@Sendable () -> Void)?>(nil)
     /// Where probes, decodes and encodes run: worker processes in the daemon
     /// (Isolation.md), this process for the CLI and the pipeline's tests.
     public let engine: any RenderEngine
