@@ -24,11 +24,13 @@ public final class Daemon: Sendable {
 
     /// `fetcher`: nil downloads with the real `Fetcher` under the
     /// configuration's origin rules. `accessLog` is called after every
-    /// response; keep it cheap.
+    /// response; keep it cheap. `warning`: the HTTP server's warnings
+    /// (running out of descriptors), for the log.
     /// `engine`: nil runs every probe, decode and encode in sandboxed worker
     /// processes started from the thumbd binary (Isolation.md).
     public init(configuration: DaemonConfiguration, disk: DiskStore?, fetcher: (any OriginFetching)? = nil,
-                engine: (any RenderEngine)? = nil, accessLog: (@Sendable (ResponseRecord) -> Void)? = nil) {
+                engine: (any RenderEngine)? = nil, accessLog: (@Sendable (ResponseRecord) -> Void)? = nil,
+                warning: (@Sendable (String) -> Void)? = nil) {
         running = Mutex(configuration)
         let core = configuration.service
         service = ThumbnailService(configuration: core,
@@ -37,24 +39,19 @@ public final class Daemon: Sendable {
                                    engine: engine ?? SandboxEngine(executable: WorkerExecutable.resolve(),
                                                                    maxIdle: RenderQueue.workerCount(core.workers),
                                                                    identity: try? configuration.sandbox.identity()))
-        // The handler reports the server's figures and the server calls the
-        // handler: the reference is set once, before the first request. It is
-        // weak because the server owns the handler; a strong one would be a
-        // cycle, and a Daemon the tests drain and drop would never be freed.
-        let serverReference = Mutex(WeakServer())
-        let handler = ServiceHandler(
-            service: service, security: configuration.security,
-            serverStatistics: { serverReference.withLock { $0.server?.statistics } ?? ServerStatistics() },
-            isDraining: { serverReference.withLock { $0.server?.isDraining } ?? false })
+        // The server owns the handler; the handler reads the server's figures and drain state
+        // through each request's responder, so nothing points back from the handler to the server.
+        let handler = ServiceHandler(service: service, security: configuration.security)
         self.handler = handler
-        server = HTTPServer(configuration: configuration.http) { handler.handle($0, $1) }
-        server.screenHead = { handler.refusal(head: $0) }
-        server.renderError = ErrorResponse.render
-        server.onResponse = { record in
-            handler.record(record)
-            accessLog?(record)
-        }
-        serverReference.withLock { $0.server = server }
+        server = HTTPServer(configuration: configuration.http, application: HTTPApplication(
+            handler: { handler.handle($0, $1) },
+            screenHead: { handler.refusal(head: $0) },
+            renderError: ErrorResponse.render,
+            onResponse: { record in
+                handler.record(record)
+                accessLog?(record)
+            },
+            onWarning: warning))
     }
 
     /// Starts listening; the bound port for `inet` addresses (port 0 picks one).
@@ -107,8 +104,4 @@ public final class Daemon: Sendable {
             completion()
         }
     }
-}
-
-private struct WeakServer {
-    weak var server: HTTPServer?
 }

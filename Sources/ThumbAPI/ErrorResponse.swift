@@ -6,7 +6,7 @@ import ThumbService
 /// `{"error": CODE, "message": TEXT}` body, `Retry-After`, `Allow`,
 /// `WWW-Authenticate`, and whether anyone downstream may cache it. The
 /// service's failures (`ServiceError`) and the HTTP server's own
-/// (`HTTPError`, through `HTTPServer.renderError`) both end here.
+/// (`HTTPError`, through `HTTPApplication.renderError`) both end here.
 enum ErrorResponse {
     /// The JSON error response. A `503` (overload, whichever layer saw it)
     /// tells the client when to retry.

@@ -19,9 +19,6 @@ public final class ServiceHandler: Sendable {
     /// Signing key and admin token: the daemon's keys, not the service's,
     /// replaced together with the service's on a reload.
     private let security: Mutex<DaemonConfiguration.Security>
-    /// The server's figures and drain state; set once the server exists.
-    private let serverStatistics: @Sendable () -> ServerStatistics
-    private let isDraining: @Sendable () -> Bool
     /// Told the detail of every `500 internal_error`, which the client gets
     /// without it (Errors.md): a bug or a disk that failed mid-download must
     /// reach the operator's log. Read once per such error only.
@@ -38,14 +35,10 @@ public final class ServiceHandler: Sendable {
         log("\(request.method) \(request.target): \(detail)")
     }
 
-    public init(service: ThumbnailService, security: DaemonConfiguration.Security,
-                serverStatistics: @escaping @Sendable () -> ServerStatistics,
-                isDraining: @escaping @Sendable () -> Bool) {
+    public init(service: ThumbnailService, security: DaemonConfiguration.Security) {
         self.service = service
         self.security = Mutex(security)
         prefetcher = Prefetcher(service: service, concurrency: 2 * service.renders.workerCount)
-        self.serverStatistics = serverStatistics
-        self.isDraining = isDraining
     }
 
     private enum Route {
@@ -107,12 +100,14 @@ public final class ServiceHandler: Sendable {
         case .thumbnail: thumbnail(request, responder)
         case .info: request.method == "POST" ? infoBatch(request, responder) : info(request, responder)
         case .healthz:
-            responder.respond(isDraining()
+            responder.respond(responder.serverIsDraining
                 ? HTTPResponse(status: 503, headers: [("Content-Type", "text/plain")], body: Array("draining".utf8))
                 : HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8)))
-        case .stats: responder.respond(HTTPResponse.json(status: 200, report.json.serialized()))
+        case .stats:
+            responder.respond(HTTPResponse.json(status: 200, report(server: responder.serverStatistics).json.serialized()))
         case .metrics:
-            let text = MetricsExposition.render(figures: report.figures, durations: durations.snapshot())
+            let text = MetricsExposition.render(figures: report(server: responder.serverStatistics).figures,
+                                                durations: durations.snapshot())
             responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", MetricsExposition.contentType)],
                                            body: Array(text.utf8)))
         case .prefetch: prefetch(request, service.config, responder)
@@ -133,9 +128,10 @@ public final class ServiceHandler: Sendable {
         durations.observe(seconds: response.milliseconds / 1000, outcome: .init(xCache: response.cache))
     }
 
-    var report: StatisticsReport {
+    /// `/stats` whole, with the figures of the server a request came in on.
+    func report(server: ServerStatistics) -> StatisticsReport {
         StatisticsReport(uptimeSeconds: started.duration(to: .now) / .seconds(1), service: service.statistics,
-                         prefetch: prefetcher.statistics, server: serverStatistics())
+                         prefetch: prefetcher.statistics, server: server)
     }
 
     /// A request spelled as one seen before under this configuration skips

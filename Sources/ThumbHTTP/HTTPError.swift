@@ -1,7 +1,7 @@
 /// A protocol-level error the server answers itself (Errors.md codes): a
 /// request it cannot read, or a response it has no room for. This layer
 /// knows its status, code and message; the application renders the answer
-/// (`HTTPServer.renderError`), so the body every thumbd error carries is
+/// (`HTTPApplication.renderError`), so the body every thumbd error carries is
 /// decided where the application's own errors are.
 public struct HTTPError: Error, Equatable, Sendable {
     public let status: Int
@@ -28,7 +28,7 @@ public struct HTTPError: Error, Equatable, Sendable {
                                              message: "too many response bytes waiting for slow clients")
 
     /// How a server renders these until the application sets its own
-    /// `HTTPServer.renderError`: `CODE: MESSAGE` as plain text.
+    /// `HTTPApplication.renderError`: `CODE: MESSAGE` as plain text.
     public static let plainText: Renderer = { error in
         HTTPResponse(status: error.status, headers: [("Content-Type", "text/plain")],
                      body: Array("\(error.code): \(error.message)\n".utf8))

@@ -8,25 +8,14 @@ import ThumbClock
 /// sets, one per I/O queue for its connections and one on the accept queue
 /// for the listeners, each driven by one Dispatch source on its epoll
 /// descriptor (`Poller`).
-/// It knows nothing of images; `handler` answers requests.
+/// It knows nothing of images; its `HTTPApplication` answers requests.
 public final class HTTPServer: @unchecked Sendable {
     private let limits: Mutex<HTTPServerConfiguration>
     /// The limits in force; `update(_:)` replaces them on a config reload.
     public var configuration: HTTPServerConfiguration { limits.withLock { $0 } }
-    let handler: HTTPHandler
-    /// Called after every response (access log); keep it cheap.
-    public var onResponse: (@Sendable (ResponseRecord) -> Void)?
-    /// Called with a message worth a warning-level log line (running out of
-    /// descriptors); at most once per burst. Set before `listen`.
-    public var onWarning: (@Sendable (String) -> Void)?
-    /// Looks at the head of a request that waits for `100 Continue` before
-    /// sending its body: a response refuses it at once (the connection
-    /// closes after it), nil sends `100 Continue`. Set before `listen`.
-    /// Must not block; it runs on a socket thread.
-    public var screenHead: (@Sendable (HTTPRequest) -> HTTPResponse?)?
-    /// Renders the errors the server answers itself (408, 413, 431, the
-    /// no-room 503, …), so their body is the application's. Set before `listen`.
-    public var renderError: HTTPError.Renderer = HTTPError.plainText
+    /// The handler and the rest of what the application decides (`HTTPApplication`).
+    let application: HTTPApplication
+    var handler: HTTPHandler { application.handler }
 
     struct State {
         var stats = ServerStatistics()
@@ -60,9 +49,15 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// `wallClock`: where the `Date` header comes from.
     public convenience init(configuration: HTTPServerConfiguration, wallClock: any WallClock = SystemWallClock(),
-                            handler: @escaping HTTPHandler) {
+                            application: HTTPApplication) {
         self.init(configuration: configuration, ioQueues: ProcessInfo.processInfo.activeProcessorCount,
-                  wallClock: wallClock, handler: handler)
+                  wallClock: wallClock, application: application)
+    }
+
+    /// A server whose application is its handler alone (plain-text errors, no hooks).
+    public convenience init(configuration: HTTPServerConfiguration, wallClock: any WallClock = SystemWallClock(),
+                            handler: @escaping HTTPHandler) {
+        self.init(configuration: configuration, wallClock: wallClock, application: HTTPApplication(handler: handler))
     }
 
     /// `ioQueues` serial queues (each with its epoll instance) share the
@@ -70,14 +65,21 @@ public final class HTTPServer: @unchecked Sendable {
     /// `lingering`: how long a closed connection may linger
     /// (`LingeringClose.seconds`); tests make it long to tell what else ends it.
     init(configuration: HTTPServerConfiguration, ioQueues count: Int, wallClock: any WallClock = SystemWallClock(),
-         lingering: Duration = LingeringClose.seconds, handler: @escaping HTTPHandler) {
+         lingering: Duration = LingeringClose.seconds, application: HTTPApplication) {
         limits = Mutex(configuration)
         pending = Mutex(PendingResponseLedger(limit: configuration.maxPendingResponseBytes,
                                               staleAfter: Self.stalledForRoom(configuration)))
         dates = HTTPDate(clock: wallClock)
-        self.handler = handler
+        self.application = application
         ioQueues = (0..<max(1, count)).map { IOQueue(label: "thumbd.io.\($0)", lingering: lingering) }
         acceptPoller = Poller(queue: acceptQueue, lingering: lingering)
+    }
+
+    /// Tests: the internal form with a handler alone.
+    convenience init(configuration: HTTPServerConfiguration, ioQueues count: Int, lingering: Duration = LingeringClose.seconds,
+                     handler: @escaping HTTPHandler) {
+        self.init(configuration: configuration, ioQueues: count, lingering: lingering,
+                  application: HTTPApplication(handler: handler))
     }
 
     deinit { evictionTimer?.cancel() }
@@ -165,7 +167,7 @@ public final class HTTPServer: @unchecked Sendable {
                 client = accepted
             } catch {
                 let failure = acceptFailures.withLock { $0.failed(errno: error.errno, now: Connection.now()) }
-                if let message = failure.warning { onWarning?(message) }
+                if let message = failure.warning { application.onWarning?(message) }
                 if let pause = failure.pause {
                     // Out of descriptors or memory: the pending connection stays
                     // in the backlog, so retrying at once would spin. Pause
@@ -186,7 +188,8 @@ public final class HTTPServer: @unchecked Sendable {
                 s.nextID += 1
                 let c = Connection(id: s.nextID, fd: client, io: ioQueues[s.nextID % ioQueues.count],
                                    server: self, limits: ConnectionLimits(limits),
-                                   screenHead: { [screenHead] in screenHead?($0) }, renderError: renderError)
+                                   screenHead: { [screenHead = application.screenHead] in screenHead?($0) },
+                                   renderError: application.renderError)
                 s.connections[c.id] = c
                 s.stats.connectionsOpen = s.connections.count
                 return c
@@ -219,7 +222,7 @@ public final class HTTPServer: @unchecked Sendable {
             s.stats.requestsTotal += 1
             s.stats.byStatus[record.status, default: 0] += 1
         }
-        onResponse?(record)
+        application.onResponse?(record)
     }
 
     func connectionClosed(_ connection: Connection) {

@@ -23,6 +23,15 @@ public final class Responder: Sendable {
     /// True once the connection is closed: nobody will read the answer.
     public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
+    /// The figures of the server the request came in on (an application's
+    /// `/stats`), read through the request rather than a reference the
+    /// application keeps to its server; empty once the connection has gone.
+    public var serverStatistics: ServerStatistics { connection?.server.statistics ?? ServerStatistics() }
+
+    /// Whether that server is draining (an application's health check); true
+    /// once the connection has gone.
+    public var serverIsDraining: Bool { connection?.server.isDraining ?? true }
+
     func cancel() { cancelled.store(true, ordering: .releasing) }
 }
 

@@ -50,12 +50,11 @@ enum Serve {
             log.write(.error, "disk store: \(error.message)")
             return 1
         }
-        let daemon = Daemon(configuration: config, disk: disk) { r in
+        let daemon = Daemon(configuration: config, disk: disk, accessLog: { r in
             if log.accessLogEnabled {
                 log.write(.info, "\(r.method) \(Log.escaped(r.path)) \(r.status) \(r.bodyBytes) \(String(format: "%.1f", r.milliseconds))ms \(r.cache ?? "-")")
             }
-        }
-        daemon.server.onWarning = { log.write(.warning, $0) }
+        }, warning: { log.write(.warning, $0) })
         daemon.setWorkerLog { log.write(.warning, Log.escaped($0)) }
         daemon.handler.setInternalErrorLog { log.write(.error, "internal error: \(Log.escaped($0))") }
         daemon.service.setStoreFailureLog({ log.write(.warning, "s3 source \(Log.escaped($0))") },

@@ -214,7 +214,7 @@ import ThumbHTTP
             leaving.leave()
             #expect(eventually { daemon.server.statistics.requestsActive == 0 })
             gate.open()
-            #expect(eventually { daemon.daemon.handler.report.prefetch.completed == 1 })
+            #expect(eventually { daemon.daemon.handler.report(server: daemon.server.statistics).prefetch.completed == 1 })
             expectSettled(daemon)
             let c = counters(daemon)
             #expect(c.renderCompleted == 1 && c.renderAbandoned == 0)

@@ -73,11 +73,10 @@ private typealias Machine = ConnectionStateMachine<ManualClock>
     }
 
     @Test func overASocketContinueComesBeforeTheBodyIsSent() throws {
-        let server = HTTPServer(configuration: HTTPServerConfiguration()) { request, responder in
-            responder.respond(HTTPResponse(status: 200, body: request.body))
-        }
-        server.screenHead = { $0.header("Authorization") == "Bearer ok" ? nil
-            : HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")]) }
+        let server = HTTPServer(configuration: HTTPServerConfiguration(), application: HTTPApplication(
+            handler: { request, responder in responder.respond(HTTPResponse(status: 200, body: request.body)) },
+            screenHead: { $0.header("Authorization") == "Bearer ok" ? nil
+                : HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")]) }))
         let port = try server.listen(.inet(host: "127.0.0.1", port: 0))
         defer { server.stop() }
 
