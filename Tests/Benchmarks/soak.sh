@@ -4,13 +4,18 @@
 # over maxSourcePixels), bad requests, purges, slow clients (request dripped in,
 # response read slowly, silent connections cut at http.requestTimeoutSeconds),
 # clients that disconnect early, and a config reload (SIGHUP, quality changed)
-# every minute. Samples RSS, open fds, threads and /stats every SAMPLE_SECONDS
-# (default 10) into soak.csv (kept in SOAK_OUT, default .build-soak/).
+# every minute; and the round-4 features: POST /info batches (a few sources new
+# each time, so their downloads and facts jobs run; a client that leaves before
+# some answers), GET /info, animated GIF to animated WebP, attention crops.
+# Samples RSS (the daemon's and, summed with it, its render workers'), open fds,
+# threads and /stats every SAMPLE_SECONDS (default 10) into soak.csv (kept in
+# SOAK_OUT, default .build-soak/).
 # Fails when:
 #  - any response status is not one its request may get (every 5xx included),
 #    or a request that must be answered was not;
-#  - RSS is not flat: the median RSS of the last third of the run is more than
-#    10 % above the median of the middle third (the first third is warm-up).
+#  - RSS is not flat: the median RSS (daemon plus workers) of the last third of
+#    the run is more than 10 % above the median of the middle third (the first
+#    third is warm-up).
 #    Medians, not peaks: a decode of a large source lifts RSS by ~200 MB for a
 #    sample or two (malloc returns it after), which a leak does not undo;
 #  - open fds are not back to the idle baseline (+2) within 20 s after the load;
@@ -37,6 +42,7 @@ ROCKET=Tests/ThumbCodecTests/Fixtures/rocket.jpg
 mkdir -p "$W/origin"
 cp "$INPUTS/jpeg-4mp.jpg" "$W/origin/photo.jpg"                      # 2560x1600, misses
 cp "$ROCKET" "$W/origin/small.jpg"                                   # 640x427, hits
+cp Tests/ThumbCodecTests/Fixtures/animation/rotating-squares.gif "$W/origin/anim.gif"   # animated
 head -c 60000 "$INPUTS/jpeg-4mp.jpg" > "$W/origin/truncated.jpg"     # a JPEG cut short
 head -c 20000 /dev/urandom > "$W/origin/noise.jpg"                   # not an image
 { head -c 2000 "$ROCKET"; head -c 20000 /dev/urandom; } > "$W/origin/corrupt.jpg"
@@ -81,10 +87,29 @@ def record(kind, status, allowed, detail=""):
         if status not in allowed and len(unexpected) < 50:
             unexpected.append(f"{kind}: {status} {detail}")
 
+def rss_kb(p):
+    try:
+        return int(next(l.split()[1] for l in open(f"/proc/{p}/status").read().splitlines() if l.startswith("VmRSS:")))
+    except (OSError, StopIteration):
+        return 0
+
+def workers():
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit(): continue
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid): found.append(int(entry))
+    return found
+
 def proc():
+    """RSS of the daemon plus its render workers, the daemon's own RSS, its fds and threads."""
     status = open(f"/proc/{pid}/status").read()
     field = lambda name: int(next(l.split()[1] for l in status.splitlines() if l.startswith(name + ":")))
-    return field("VmRSS"), len(os.listdir(f"/proc/{pid}/fd")), field("Threads")
+    own = field("VmRSS")
+    return own + sum(rss_kb(w) for w in workers()), len(os.listdir(f"/proc/{pid}/fd")), field("Threads"), own
 
 class Client:
     """A keep-alive client; a broken connection is reconnected (and counted as an error)."""
@@ -119,8 +144,42 @@ def hits(c):
 def misses(c):
     w = random.randint(40, 1600)
     fmt = random.choice(["jpeg", "webp", "png"])
-    s, _ = c.get(f"/thumbnail?url={src('photo.jpg')}&w={w}&format={fmt}&fit={random.choice(['inside', 'cover', 'fill'])}&h={w}")
+    gravity = "&gravity=attention" if random.random() < 0.2 else ""
+    s, _ = c.get(f"/thumbnail?url={src('photo.jpg')}&w={w}&format={fmt}&fit={random.choice(['inside', 'cover', 'fill'])}&h={w}{gravity}")
     record("miss", s, {200})
+
+def animated(c):
+    w = random.randint(24, 200)
+    s, _ = c.get(f"/thumbnail?url={src('anim.gif')}&w={w}&format=webp{random.choice(['', '&animated=0'])}")
+    record("animated", s, {200})
+
+batch_serial = [0]
+def info(c):
+    if random.random() < 0.3:
+        s, _ = c.get(f"/info?url={src(random.choice(['small.jpg', 'photo.jpg', 'anim.gif']))}")
+        record("info", s, {200}); return
+    with lock:
+        batch_serial[0] += 1; n = batch_serial[0]
+    # Known sources and three new ones each time (the same bytes under new URLs: downloads and facts jobs).
+    urls = [f"http://127.0.0.1:{origin_port}/{name}" for name in ("small.jpg", "photo.jpg", "anim.gif", "missing.jpg")]
+    urls += [f"http://127.0.0.1:{origin_port}/photo.jpg?batch={n}&i={i}" for i in range(3)]
+    body = json.dumps({"items": [{"url": u} for u in urls]})
+    if random.random() < 0.2:
+        # A client that leaves before the answer: its items are abandoned.
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(f"POST /info HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+            record("info-batch-left", "left", {"left"})
+        except OSError as e:
+            record("info-batch-left", f"error {type(e).__name__}", set())
+        return
+    try:
+        if c.c is None: c.c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.c.request("POST", "/info", body=body, headers={"Content-Type": "application/json"})
+        r = c.c.getresponse(); r.read()
+        record("info-batch", r.status, {200})
+    except (OSError, http.client.HTTPException) as e:
+        c.close(); record("info-batch", f"error {type(e).__name__}", set())
 
 BAD = [("missing.jpg", {404}), ("truncated.jpg", {200, 422}), ("noise.jpg", {415}), ("corrupt.jpg", {415, 422}),
        ("huge.jpg", {422}), ("pixels.png", {422})]
@@ -179,10 +238,12 @@ def stats():
 # Idle baseline: one request answered, nothing in flight.
 Client().get(f"/thumbnail?url={src('small.jpg')}&w=64&h=64&fit=cover")
 time.sleep(2)
-base_rss, base_fds, base_threads = proc()
+base_rss, base_fds, base_threads, _ = proc()
 threads = [threading.Thread(target=loop, args=("hit", 0.01, hits)) for _ in range(2)]
 threads += [threading.Thread(target=loop, args=("miss", 0.05, misses)),
             threading.Thread(target=loop, args=("bad", 0.05, bad)),
+            threading.Thread(target=loop, args=("animated", 0.2, animated)),
+            threading.Thread(target=loop, args=("info", 0.3, info)),
             threading.Thread(target=slow_client), threading.Thread(target=slow_client),
             threading.Thread(target=disconnects)]
 for t in threads: t.start()
@@ -190,7 +251,7 @@ start = time.monotonic(); end = start + minutes * 60
 rows, reloads, quality = [], 0, 82
 csv = open(csv_path, "w")
 csv.write("seconds,rss_kb,fds,threads,requests_total,connections_open,memory_cache_bytes,disk_store_bytes,"
-          "origin_fetches,render_completed,render_queued,render_rejected\n")
+          "origin_fetches,render_completed,render_queued,render_rejected,daemon_rss_kb,workers\n")
 next_sample, next_reload = start, start + 60
 while time.monotonic() < end:
     now = time.monotonic()
@@ -200,10 +261,10 @@ while time.monotonic() < end:
         open(config_path, "w").write(text)
         os.kill(pid, signal.SIGHUP); reloads += 1; next_reload += 60
     if now >= next_sample:
-        rss, fds, nthreads = proc(); s = stats()
+        rss, fds, nthreads, own = proc(); s = stats()
         row = [round(now - start), rss, fds, nthreads, s["requests"]["total"], s["connections"]["open"],
                s["memoryCache"]["bytes"], s["diskStore"]["bytes"], s["origin"]["fetches"], s["render"]["completed"],
-               s["render"]["queued"], s["render"]["rejected"]]
+               s["render"]["queued"], s["render"]["rejected"], own, len(workers())]
         rows.append(row); csv.write(",".join(map(str, row)) + "\n"); csv.flush()
         next_sample += sample_every
     time.sleep(0.2)
@@ -213,7 +274,7 @@ still = [t for t in threads if t.is_alive()]
 # Back to idle: fds and threads within their bounds within 20 s.
 settle = time.monotonic() + 20
 while True:
-    rss, fds, nthreads = proc()
+    rss, fds, nthreads, _ = proc()
     if (fds <= base_fds + 2 and nthreads <= base_threads + 8) or time.monotonic() > settle: break
     time.sleep(1)
 final = stats()
@@ -224,8 +285,9 @@ peak_threads = max(r[3] for r in rows)
 print(f"requests: {final['requests']['total']} answered, by status {final['requests']['byStatus']}; {reloads} reloads")
 print("by kind and status:")
 for (kind, status), n in sorted(counts.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))): print(f"  {kind:28} {status!s:10} {n}")
-print(f"RSS MB: idle {base_rss/1024:.0f}, median middle third {mid_rss/1024:.0f}, median last third {last_rss/1024:.0f}, "
+print(f"RSS MB (daemon + workers): idle {base_rss/1024:.0f}, median middle third {mid_rss/1024:.0f}, median last third {last_rss/1024:.0f}, "
       f"min/median/max {min(r[1] for r in rows)/1024:.0f}/{statistics.median(r[1] for r in rows)/1024:.0f}/{max(r[1] for r in rows)/1024:.0f}, after {rss/1024:.0f}")
+print(f"daemon alone, MB: min/median/max {min(r[12] for r in rows)/1024:.0f}/{statistics.median(r[12] for r in rows)/1024:.0f}/{max(r[12] for r in rows)/1024:.0f}; workers at most {max(r[13] for r in rows)}")
 print(f"fds: idle {base_fds}, max {max(r[2] for r in rows)}, after {fds}")
 print(f"threads: idle {base_threads}, max {peak_threads}, after {nthreads}")
 failures = []
