@@ -24,24 +24,24 @@
  * their download already holds a slot. Nor is the operator's own S3 endpoint
  * (own_host_share): every s3 source is on that one host, which no client
  * chooses, so its downloads may use every slot, as origin.maxConcurrentFetches says. */
-struct thumb_engine {
+struct thumbd_engine {
     pthread_t thread;
     pthread_mutex_t lock;
     CURLM *multi;
     CURLSH *share;
     /* Under `lock`. */
-    thumb_transfer *queue_head, *queue_tail;
+    thumbd_transfer *queue_head, *queue_tail;
     int queued, limit, stopping, running, peak;
     /* Running transfers per host (by hash of the host name; a collision only
      * makes two hosts share one share): at most `limit` ≤ 1024 entries. */
     struct { uint64_t hash; int count; } hosts[1024];
     int host_entries;
     /* The engine's thread only: transfers added to the multi. */
-    thumb_transfer *active;
-    thumb_sockets sockets;
+    thumbd_transfer *active;
+    thumbd_sockets sockets;
 };
 
-int64_t thumb_monotonic_ms(void) {
+int64_t thumbd_monotonic_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -51,18 +51,18 @@ static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int global_ok;
 static void global_init(void) { global_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }
 
-static void complete(thumb_transfer *t, CURLcode code) {
-    thumb_transfer_finish(t, code);
+static void complete(thumbd_transfer *t, CURLcode code) {
+    thumbd_transfer_finish(t, code);
     t->done(t->done_context, &t->result);
-    thumb_transfer_free(t);
+    thumbd_transfer_free(t);
 }
 
 static void *run(void *context);
 
-thumb_engine *thumb_engine_start(int max_running) {
+thumbd_engine *thumbd_engine_start(int max_running) {
     pthread_once(&global_once, global_init);
     if (!global_ok) return NULL;
-    thumb_engine *e = calloc(1, sizeof *e);
+    thumbd_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->limit = max_running > 0 ? max_running : 1;
     e->multi = curl_multi_init();
@@ -84,20 +84,20 @@ fail:
     return NULL;
 }
 
-void thumb_engine_set_limit(thumb_engine *e, int max_running) {
+void thumbd_engine_set_limit(thumbd_engine *e, int max_running) {
     pthread_mutex_lock(&e->lock);
     e->limit = max_running > 0 ? max_running : 1;
     pthread_mutex_unlock(&e->lock);
     curl_multi_wakeup(e->multi);
 }
 
-int thumb_engine_submit(thumb_engine *e, const thumb_request *request) {
-    thumb_transfer *t = thumb_transfer_new(request);
+int thumbd_engine_submit(thumbd_engine *e, const thumbd_request *request) {
+    thumbd_transfer *t = thumbd_transfer_new(request);
     if (!t) return -1;
     pthread_mutex_lock(&e->lock);
     if (e->stopping) {
         pthread_mutex_unlock(&e->lock);
-        thumb_transfer_free(t);
+        thumbd_transfer_free(t);
         return -1;
     }
     if (t->urgent) {
@@ -114,7 +114,7 @@ int thumb_engine_submit(thumb_engine *e, const thumb_request *request) {
     return 0;
 }
 
-void thumb_engine_counts(thumb_engine *e, int *running, int *queued, int *peak) {
+void thumbd_engine_counts(thumbd_engine *e, int *running, int *queued, int *peak) {
     pthread_mutex_lock(&e->lock);
     *running = e->running;
     *queued = e->queued;
@@ -122,7 +122,7 @@ void thumb_engine_counts(thumb_engine *e, int *running, int *queued, int *peak) 
     pthread_mutex_unlock(&e->lock);
 }
 
-void thumb_engine_stop(thumb_engine *e) {
+void thumbd_engine_stop(thumbd_engine *e) {
     pthread_t thread = e->thread;
     int self = pthread_equal(thread, pthread_self());
     pthread_mutex_lock(&e->lock);
@@ -142,16 +142,16 @@ static uint64_t host_hash(const char *host) {
     return h;
 }
 
-static int host_limit(const thumb_engine *e) { return e->limit >= 4 ? e->limit / 4 : 1; }
+static int host_limit(const thumbd_engine *e) { return e->limit >= 4 ? e->limit / 4 : 1; }
 
 /* Under `lock`. */
-static int host_running(const thumb_engine *e, uint64_t hash) {
+static int host_running(const thumbd_engine *e, uint64_t hash) {
     for (int i = 0; i < e->host_entries; i++) if (e->hosts[i].hash == hash) return e->hosts[i].count;
     return 0;
 }
 
 /* Under `lock`: one more (+1) or one fewer (-1) running transfer of t's host. */
-static void host_count(thumb_engine *e, const thumb_transfer *t, int delta) {
+static void host_count(thumbd_engine *e, const thumbd_transfer *t, int delta) {
     uint64_t hash = host_hash(t->expected_host);
     for (int i = 0; i < e->host_entries; i++) {
         if (e->hosts[i].hash != hash) continue;
@@ -167,17 +167,17 @@ static void host_count(thumb_engine *e, const thumb_transfer *t, int delta) {
 }
 
 /* A slot ended (under `lock`). */
-static void release(thumb_engine *e, const thumb_transfer *t) {
+static void release(thumbd_engine *e, const thumbd_transfer *t) {
     e->running--;
     host_count(e, t, -1);
 }
 
 /* Takes what may start now, and what expired while waiting, off the queue. */
-static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_transfer **expired, int64_t *next_deadline) {
+static void admit(thumbd_engine *e, int64_t now, thumbd_transfer **start, thumbd_transfer **expired, int64_t *next_deadline) {
     pthread_mutex_lock(&e->lock);
-    thumb_transfer **link = &e->queue_head, *last = NULL;
+    thumbd_transfer **link = &e->queue_head, *last = NULL;
     while (*link) {
-        thumb_transfer *t = *link;
+        thumbd_transfer *t = *link;
         if (t->deadline_ms <= now) {
             *link = t->next;
             t->next = *expired;
@@ -190,7 +190,7 @@ static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_tr
             *link = t->next;
             t->next = NULL;
             /* Keep arrival order in the start list. */
-            thumb_transfer **end = start;
+            thumbd_transfer **end = start;
             while (*end) end = &(*end)->next;
             *end = t;
             e->queued--;
@@ -207,9 +207,9 @@ static void admit(thumb_engine *e, int64_t now, thumb_transfer **start, thumb_tr
     pthread_mutex_unlock(&e->lock);
 }
 
-static void finished(thumb_engine *e, thumb_transfer *t, CURLcode code) {
+static void finished(thumbd_engine *e, thumbd_transfer *t, CURLcode code) {
     curl_multi_remove_handle(e->multi, t->easy);
-    for (thumb_transfer **link = &e->active; *link; link = &(*link)->next) {
+    for (thumbd_transfer **link = &e->active; *link; link = &(*link)->next) {
         if (*link == t) { *link = t->next; break; }
     }
     pthread_mutex_lock(&e->lock);
@@ -219,7 +219,7 @@ static void finished(thumb_engine *e, thumb_transfer *t, CURLcode code) {
 }
 
 static void *run(void *context) {
-    thumb_engine *e = context;
+    thumbd_engine *e = context;
     pthread_setname_np(pthread_self(), "thumbd-fetch");
     for (;;) {
         pthread_mutex_lock(&e->lock);
@@ -227,19 +227,19 @@ static void *run(void *context) {
         pthread_mutex_unlock(&e->lock);
         if (stopping) break;
 
-        int64_t now = thumb_monotonic_ms();
+        int64_t now = thumbd_monotonic_ms();
         int64_t next_deadline = now + 1000;
-        thumb_transfer *start = NULL, *expired = NULL;
+        thumbd_transfer *start = NULL, *expired = NULL;
         admit(e, now, &start, &expired, &next_deadline);
         while (expired) {
-            thumb_transfer *t = expired;
+            thumbd_transfer *t = expired;
             expired = t->next;
             t->result.expired_in_queue = 1;
             complete(t, CURLE_OPERATION_TIMEDOUT);
         }
         int dropped = 0;
         while (start) {
-            thumb_transfer *t = start;
+            thumbd_transfer *t = start;
             start = t->next;
             if (t->wanted && !t->wanted(t->wanted_context)) {
                 /* Nobody waits for it any more: it never starts, and its slot goes to the next. */
@@ -249,7 +249,7 @@ static void *run(void *context) {
                 t->result.abandoned = 1;
                 complete(t, CURLE_ABORTED_BY_CALLBACK);
                 dropped++;
-            } else if (thumb_transfer_prepare(t, e->share, &e->sockets, now) != 0) {
+            } else if (thumbd_transfer_prepare(t, e->share, &e->sockets, now) != 0) {
                 pthread_mutex_lock(&e->lock);
                 release(e, t);
                 pthread_mutex_unlock(&e->lock);
@@ -271,7 +271,7 @@ static void *run(void *context) {
         int left, ended = 0;
         while ((m = curl_multi_info_read(e->multi, &left))) {
             if (m->msg != CURLMSG_DONE) continue;
-            thumb_transfer *t = NULL;
+            thumbd_transfer *t = NULL;
             CURL *easy = m->easy_handle;
             CURLcode code = m->data.result;
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
@@ -285,31 +285,31 @@ static void *run(void *context) {
         long curl_wait = -1;
         curl_multi_timeout(e->multi, &curl_wait);
         if (curl_wait >= 0 && curl_wait < wait) wait = curl_wait;
-        int64_t until_deadline = next_deadline - thumb_monotonic_ms();
+        int64_t until_deadline = next_deadline - thumbd_monotonic_ms();
         if (until_deadline < wait) wait = until_deadline < 0 ? 0 : (long)until_deadline;
         curl_multi_poll(e->multi, NULL, 0, (int)wait, NULL);
     }
 
     /* Stopping: whatever is left ends as cancelled. */
     pthread_mutex_lock(&e->lock);
-    thumb_transfer *waiting = e->queue_head;
+    thumbd_transfer *waiting = e->queue_head;
     e->queue_head = e->queue_tail = NULL;
     e->queued = 0;
     pthread_mutex_unlock(&e->lock);
     while (waiting) {
-        thumb_transfer *t = waiting;
+        thumbd_transfer *t = waiting;
         waiting = t->next;
         t->result.cancelled = 1;
         complete(t, CURLE_ABORTED_BY_CALLBACK);
     }
     while (e->active) {
-        thumb_transfer *t = e->active;
+        thumbd_transfer *t = e->active;
         t->result.cancelled = 1;
         finished(e, t, CURLE_ABORTED_BY_CALLBACK);
     }
     curl_multi_cleanup(e->multi);   /* closes cached connections through close_socket */
     curl_share_cleanup(e->share);
-    thumb_sockets_free(&e->sockets);
+    thumbd_sockets_free(&e->sockets);
     pthread_mutex_destroy(&e->lock);
     free(e);
     return NULL;

@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 /* Non-2xx bodies are read (so the connection can be reused) up to this, then dropped. */
-#define THUMB_MAX_SKIPPED 65536
+#define THUMBD_MAX_SKIPPED 65536
 /* CURLE_TOO_LARGE, which libcurl 8.6 and later return where 7.x said
  * CURLE_OUT_OF_MEMORY (a buffer reached its maximum); not in older headers. */
-#define THUMB_CURLE_TOO_LARGE 100
+#define THUMBD_CURLE_TOO_LARGE 100
 
-static int buffer_append(thumb_buffer *b, const void *bytes, size_t n) {
+static int buffer_append(thumbd_buffer *b, const void *bytes, size_t n) {
     if (n > SIZE_MAX - b->length) return -1;
     if (b->length + n > b->capacity) {
         size_t capacity = b->capacity ? b->capacity : 16384;
@@ -57,8 +57,8 @@ static struct curl_slist *lines(const char *text) {
     return list;
 }
 
-thumb_transfer *thumb_transfer_new(const thumb_request *r) {
-    thumb_transfer *t = calloc(1, sizeof *t);
+thumbd_transfer *thumbd_transfer_new(const thumbd_request *r) {
+    thumbd_transfer *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->upload_fd = -1;
     t->url = copy(r->url);
@@ -72,7 +72,7 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     if (!t->url || !t->expected_host || (r->ca_file && !t->ca_file) || (r->headers && *r->headers && !t->headers)
         || (r->resolve && *r->resolve && !t->resolve) || (r->aws_sigv4 && !t->aws_sigv4)
         || (r->username && !t->username) || (r->password && !t->password)) {
-        thumb_transfer_free(t);
+        thumbd_transfer_free(t);
         return NULL;
     }
     t->connect_timeout_ms = r->connect_timeout_ms;
@@ -84,13 +84,13 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     t->own_host_share = r->own_host_share;
     t->method = r->method;
     t->upload_fd = -1;
-    if (t->method == THUMB_METHOD_PUT) {
+    if (t->method == THUMBD_METHOD_PUT) {
         t->upload_length = r->upload_length;
         int taken = r->upload_bytes ? (r->upload_length == 0 || buffer_append(&t->upload, r->upload_bytes, r->upload_length) == 0)
                                     : (t->upload_fd = fcntl(r->upload_fd, F_DUPFD_CLOEXEC, 0)) >= 0;
         t->upload_offset = r->upload_offset;
         if (!taken) {
-            thumb_transfer_free(t);
+            thumbd_transfer_free(t);
             return NULL;
         }
     }
@@ -106,7 +106,7 @@ thumb_transfer *thumb_transfer_new(const thumb_request *r) {
     return t;
 }
 
-void thumb_transfer_free(thumb_transfer *t) {
+void thumbd_transfer_free(thumbd_transfer *t) {
     if (!t) return;
     if (t->easy) curl_easy_cleanup(t->easy);
     if (t->url_handle) curl_url_cleanup(t->url_handle);
@@ -129,7 +129,7 @@ void thumb_transfer_free(thumb_transfer *t) {
 
 /* MARK: - The address rule, at connect time */
 
-static int allowed(thumb_transfer *t, const struct sockaddr *sa) {
+static int allowed(thumbd_transfer *t, const struct sockaddr *sa) {
     if (sa->sa_family == AF_INET)
         return t->check(t->check_context, 4, (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
     if (sa->sa_family == AF_INET6)
@@ -141,12 +141,12 @@ static int allowed(thumb_transfer *t, const struct sockaddr *sa) {
  * about to connect to: a refused one is never created, so not a byte (not
  * even a SYN) reaches it, whatever DNS said earlier. */
 static curl_socket_t open_socket(void *context, curlsocktype purpose, struct curl_sockaddr *address) {
-    thumb_transfer *t = context;
+    thumbd_transfer *t = context;
     if (purpose != CURLSOCKTYPE_IPCXN || !allowed(t, &address->addr)) {
         t->result.refused = 1;
         return CURL_SOCKET_BAD;
     }
-    thumb_sockets *s = t->sockets;
+    thumbd_sockets *s = t->sockets;
     if (s->count == s->capacity) {
         size_t capacity = s->capacity ? s->capacity * 2 : 64;
         curl_socket_t *grown = realloc(s->fds, capacity * sizeof *grown);
@@ -160,14 +160,14 @@ static curl_socket_t open_socket(void *context, curlsocktype purpose, struct cur
 }
 
 static int close_socket(void *context, curl_socket_t fd) {
-    thumb_sockets *s = context;
+    thumbd_sockets *s = context;
     for (size_t i = 0; i < s->count; i++) {
         if (s->fds[i] == fd) { s->fds[i] = s->fds[--s->count]; break; }
     }
     return close(fd);
 }
 
-void thumb_sockets_free(thumb_sockets *s) {
+void thumbd_sockets_free(thumbd_sockets *s) {
     free(s->fds);
     s->fds = NULL;
     s->count = s->capacity = 0;
@@ -175,7 +175,7 @@ void thumb_sockets_free(thumb_sockets *s) {
 
 /* The socket of ours whose local port is `port` (libcurl does not hand out
  * a transfer's socket while it runs). */
-static curl_socket_t socket_for(thumb_sockets *s, int port) {
+static curl_socket_t socket_for(thumbd_sockets *s, int port) {
     for (size_t i = 0; i < s->count; i++) {
         struct sockaddr_storage a;
         socklen_t length = sizeof a;
@@ -204,7 +204,7 @@ static uint64_t bytes_received(curl_socket_t fd) {
  * a connection opened under earlier (wider) rules is checked again. */
 static int before_request(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port) {
     (void)local_ip; (void)primary_port;
-    thumb_transfer *t = context;
+    thumbd_transfer *t = context;
     struct sockaddr_in6 a6;
     struct sockaddr_in a4;
     memset(&a6, 0, sizeof a6);
@@ -238,7 +238,7 @@ static int digits_only(const char *s, size_t n) {
 }
 
 static size_t on_header(char *data, size_t size, size_t count, void *context) {
-    thumb_transfer *t = context;
+    thumbd_transfer *t = context;
     size_t n = size * count;
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
         /* A new response (after a 1xx, or the first): forget the previous head. */
@@ -251,7 +251,7 @@ static size_t on_header(char *data, size_t size, size_t count, void *context) {
         if (space && (size_t)(space - data) + 4 <= n && digits_only(space + 1, 3))
             t->status = (space[1] - '0') * 100 + (space[2] - '0') * 10 + (space[3] - '0');
     }
-    if (t->head.length + n > THUMB_MAX_HEAD) {
+    if (t->head.length + n > THUMBD_MAX_HEAD) {
         t->result.head_too_large = 1;
         return 0;
     }
@@ -304,7 +304,7 @@ static size_t on_header(char *data, size_t size, size_t count, void *context) {
 /* MARK: - The body */
 
 /* Hands body bytes to the sink; -1 when it says stop. */
-static int deliver(thumb_transfer *t, const unsigned char *p, size_t n) {
+static int deliver(thumbd_transfer *t, const unsigned char *p, size_t n) {
     if (n == 0) return 0;
     if (t->write && t->write(t->write_context, p, n) != 0) {
         t->result.sink_failed = 1;
@@ -328,7 +328,7 @@ static int hex(unsigned char c) {
  * for the bytes). libcurl still parses the framing too, to find the end of
  * the response; after the last chunk the trailer is libcurl's business.
  * Returns 0, -1 (malformed), -2 (past the limit) or -3 (the sink said stop). */
-static int dechunk(thumb_transfer *t, const unsigned char *p, size_t n) {
+static int dechunk(thumbd_transfer *t, const unsigned char *p, size_t n) {
     size_t i = 0;
     while (i < n) {
         unsigned char c = p[i];
@@ -389,16 +389,16 @@ static int dechunk(thumb_transfer *t, const unsigned char *p, size_t n) {
 }
 
 static size_t on_body(char *data, size_t size, size_t count, void *context) {
-    thumb_transfer *t = context;
+    thumbd_transfer *t = context;
     size_t n = size * count;
     if (t->status < 200 || t->status >= 300) {
-        if (t->keep_error_body && t->error_body.length < THUMB_MAX_ERROR_BODY) {
-            size_t room = THUMB_MAX_ERROR_BODY - t->error_body.length;
+        if (t->keep_error_body && t->error_body.length < THUMBD_MAX_ERROR_BODY) {
+            size_t room = THUMBD_MAX_ERROR_BODY - t->error_body.length;
             /* Losing the error text is no reason to fail the transfer. */
             (void)buffer_append(&t->error_body, data, n < room ? n : room);
         }
         t->skipped += n;
-        if (t->skipped > THUMB_MAX_SKIPPED) {
+        if (t->skipped > THUMBD_MAX_SKIPPED) {
             t->result.body_skipped = 1;
             return 0;
         }
@@ -423,7 +423,7 @@ static size_t on_body(char *data, size_t size, size_t count, void *context) {
  * read before the next, so bytes read while the head is unfinished are head. */
 static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
     (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
-    thumb_transfer *t = context;
+    thumbd_transfer *t = context;
     /* Nobody waits for the answer any more (a POST /info batch that has answered). */
     if (t->wanted && !t->wanted(t->wanted_context)) {
         t->result.abandoned = 1;
@@ -435,9 +435,9 @@ static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl
      * store never reads ends at the deadline. Reading the kernel's counters
      * for every 64 KiB chunk cost two syscalls each (the shared store's
      * writes, Results.md). */
-    if (t->method == THUMB_METHOD_PUT && t->uploaded < t->upload_length) return 0;
+    if (t->method == THUMBD_METHOD_PUT && t->uploaded < t->upload_length) return 0;
     uint64_t received = bytes_received(t->fd);
-    if (!(received > t->received_at_request && received - t->received_at_request > THUMB_MAX_HEAD + 4096)) {
+    if (!(received > t->received_at_request && received - t->received_at_request > THUMBD_MAX_HEAD + 4096)) {
         t->head_suspect_since_ms = 0;
         return 0;
     }
@@ -462,7 +462,7 @@ static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl
 /* The next bytes of a PUT's body: from the copy, or read from the original's
  * file, so an original is never held whole in memory to be written. */
 static size_t on_upload(char *buffer, size_t size, size_t count, void *context) {
-    thumb_transfer *t = context;
+    thumbd_transfer *t = context;
     size_t want = size * count, left = t->upload_length - t->uploaded;
     if (want > left) want = left;
     if (want == 0) return 0;
@@ -484,7 +484,7 @@ static size_t on_upload(char *buffer, size_t size, size_t count, void *context) 
 /* libcurl rewinds a body it must send again (a reused connection that had
  * closed); only a rewind to the start is ever asked for. */
 static int on_seek(void *context, curl_off_t offset, int origin) {
-    thumb_transfer *t = context;
+    thumbd_transfer *t = context;
     if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > t->upload_length) return CURL_SEEKFUNC_FAIL;
     t->uploaded = (size_t)offset;
     return CURL_SEEKFUNC_OK;
@@ -498,7 +498,7 @@ static int same_host(const char *curl_host, const char *expected) {
     return strlen(expected) == n && strncasecmp(curl_host, expected, n) == 0;
 }
 
-int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sockets, int64_t now_ms) {
+int thumbd_transfer_prepare(thumbd_transfer *t, CURLSH *share, thumbd_sockets *sockets, int64_t now_ms) {
     t->sockets = sockets;
     t->fd = CURL_SOCKET_BAD;
     /* libcurl must connect to the host the rules were checked for: any
@@ -548,9 +548,9 @@ int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sock
     if (share) SET(CURLOPT_SHARE, share);
     if (t->path_as_is) SET(CURLOPT_PATH_AS_IS, 1L);
     switch (t->method) {
-    case THUMB_METHOD_HEAD: SET(CURLOPT_NOBODY, 1L); break;
-    case THUMB_METHOD_DELETE: SET(CURLOPT_CUSTOMREQUEST, "DELETE"); break;
-    case THUMB_METHOD_PUT:
+    case THUMBD_METHOD_HEAD: SET(CURLOPT_NOBODY, 1L); break;
+    case THUMBD_METHOD_DELETE: SET(CURLOPT_CUSTOMREQUEST, "DELETE"); break;
+    case THUMBD_METHOD_PUT:
         SET(CURLOPT_UPLOAD, 1L);
         SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->upload_length);
         SET(CURLOPT_READFUNCTION, on_upload);
@@ -572,27 +572,27 @@ int thumb_transfer_prepare(thumb_transfer *t, CURLSH *share, thumb_sockets *sock
 
 static int kind(CURLcode code) {
     switch (code) {
-    case CURLE_OK: return THUMB_KIND_NONE;
-    case CURLE_COULDNT_RESOLVE_HOST: return THUMB_KIND_RESOLVE;
-    case CURLE_COULDNT_CONNECT: return THUMB_KIND_CONNECT;
-    case CURLE_OPERATION_TIMEDOUT: return THUMB_KIND_TIMEOUT;
+    case CURLE_OK: return THUMBD_KIND_NONE;
+    case CURLE_COULDNT_RESOLVE_HOST: return THUMBD_KIND_RESOLVE;
+    case CURLE_COULDNT_CONNECT: return THUMBD_KIND_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT: return THUMBD_KIND_TIMEOUT;
     case CURLE_SSL_CONNECT_ERROR: case CURLE_PEER_FAILED_VERIFICATION: case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER: case CURLE_SSL_CACERT_BADFILE: case CURLE_SSL_ISSUER_ERROR:
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH: case CURLE_SSL_INVALIDCERTSTATUS: case CURLE_SSL_ENGINE_NOTFOUND:
     case CURLE_SSL_SHUTDOWN_FAILED: case CURLE_SSL_CRL_BADFILE:
-        return THUMB_KIND_TLS;
-    case CURLE_GOT_NOTHING: return THUMB_KIND_NOTHING;
-    case CURLE_PARTIAL_FILE: return THUMB_KIND_PARTIAL;
-    case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: return THUMB_KIND_RECEIVE;
+        return THUMBD_KIND_TLS;
+    case CURLE_GOT_NOTHING: return THUMBD_KIND_NOTHING;
+    case CURLE_PARTIAL_FILE: return THUMBD_KIND_PARTIAL;
+    case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: return THUMBD_KIND_RECEIVE;
     case CURLE_UNSUPPORTED_PROTOCOL: case CURLE_WEIRD_SERVER_REPLY: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
     case CURLE_BAD_CONTENT_ENCODING: case CURLE_HTTP3:
-        return THUMB_KIND_PROTOCOL;
-    default: return THUMB_KIND_OTHER;
+        return THUMBD_KIND_PROTOCOL;
+    default: return THUMBD_KIND_OTHER;
     }
 }
 
-void thumb_transfer_finish(thumb_transfer *t, CURLcode code) {
-    thumb_result *r = &t->result;
+void thumbd_transfer_finish(thumbd_transfer *t, CURLcode code) {
+    thumbd_result *r = &t->result;
     r->curl_code = (int)code;
     r->error_kind = kind(code);
     r->status = t->status;
@@ -602,7 +602,7 @@ void thumb_transfer_finish(thumb_transfer *t, CURLcode code) {
     /* libcurl reads a head line into a buffer of at most CURL_MAX_HTTP_HEADER
      * (100 KiB) and reports a longer one as out of memory (CURLE_TOO_LARGE
      * from 8.6): before the head is complete, that is what such a code means. */
-    if (!t->head_done && (code == CURLE_OUT_OF_MEMORY || (int)code == THUMB_CURLE_TOO_LARGE)) r->head_line_too_long = 1;
+    if (!t->head_done && (code == CURLE_OUT_OF_MEMORY || (int)code == THUMBD_CURLE_TOO_LARGE)) r->head_line_too_long = 1;
     r->head = (const char *)t->head.bytes;
     r->head_length = t->head.length;
     r->error_body = t->error_body.bytes;
@@ -614,4 +614,4 @@ void thumb_transfer_finish(thumb_transfer *t, CURLcode code) {
     if (t->status > 0) r->connected = 1;
 }
 
-const char *thumb_curl_strerror(int code) { return curl_easy_strerror((CURLcode)code); }
+const char *thumbd_curl_strerror(int code) { return curl_easy_strerror((CURLcode)code); }

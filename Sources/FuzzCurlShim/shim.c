@@ -2,19 +2,19 @@
  * compiles that source again (unchanged) into the fuzzer, its exported names
  * renamed so they do not clash with the CThumbCurl the rest of the fuzzer
  * links (ThumbFetch). What is fuzzed is therefore exactly the shipped code. */
-#define thumb_transfer_new fuzz_copy_thumb_transfer_new
-#define thumb_transfer_free fuzz_copy_thumb_transfer_free
-#define thumb_transfer_prepare fuzz_copy_thumb_transfer_prepare
-#define thumb_transfer_finish fuzz_copy_thumb_transfer_finish
-#define thumb_sockets_free fuzz_copy_thumb_sockets_free
-#define thumb_curl_strerror fuzz_copy_thumb_curl_strerror
+#define thumbd_transfer_new fuzz_copy_thumb_transfer_new
+#define thumbd_transfer_free fuzz_copy_thumb_transfer_free
+#define thumbd_transfer_prepare fuzz_copy_thumb_transfer_prepare
+#define thumbd_transfer_finish fuzz_copy_thumb_transfer_finish
+#define thumbd_sockets_free fuzz_copy_thumb_sockets_free
+#define thumbd_curl_strerror fuzz_copy_thumb_curl_strerror
 #include "../CThumbCurl/transfer.c"
 
 #include "fuzz_curl_shim.h"
 
-static thumb_transfer *slots[2];
+static thumbd_transfer *slots[2];
 /* What the body sink received, per slot: the shim itself keeps no body. */
-static thumb_buffer bodies[2];
+static thumbd_buffer bodies[2];
 
 static int collect(void *context, const unsigned char *bytes, size_t length) {
     return buffer_append(context, bytes, length) == 0 ? 0 : 1;
@@ -32,11 +32,11 @@ static const unsigned char *line_end(const unsigned char *p, const unsigned char
 
 const void *fuzz_origin_response(const unsigned char *data, size_t length, size_t max_bytes,
                                  unsigned piece_seed, int slot) {
-    thumb_transfer_free(slots[slot]);
+    thumbd_transfer_free(slots[slot]);
     bodies[slot].length = 0;
-    thumb_request request = { .url = "http://origin.test/a.jpg", .expected_host = "origin.test",
+    thumbd_request request = { .url = "http://origin.test/a.jpg", .expected_host = "origin.test",
                               .max_bytes = max_bytes, .write = collect, .write_context = &bodies[slot] };
-    thumb_transfer *t = slots[slot] = thumb_transfer_new(&request);
+    thumbd_transfer *t = slots[slot] = thumbd_transfer_new(&request);
     if (!t) abort();
     t->fd = CURL_SOCKET_BAD;
     const unsigned char *p = data, *end = data + length;
@@ -62,6 +62,6 @@ const void *fuzz_origin_response(const unsigned char *data, size_t length, size_
         if (on_body((char *)p, 1, n, t) != n) code = CURLE_WRITE_ERROR;
         p += n;
     }
-    thumb_transfer_finish(t, code);
+    thumbd_transfer_finish(t, code);
     return &t->result;
 }

@@ -24,11 +24,11 @@ struct Seen: Equatable {
     var head: [UInt8]
 }
 
-func run(_ bytes: [UInt8], pieces: UInt32, slot: Int32) -> (Seen, thumb_result) {
+func run(_ bytes: [UInt8], pieces: UInt32, slot: Int32) -> (Seen, thumbd_result) {
     let raw = bytes.withUnsafeBufferPointer {
         fuzz_origin_response($0.baseAddress, $0.count, maxBytes, pieces, slot)!
     }
-    let r = raw.assumingMemoryBound(to: thumb_result.self).pointee
+    let r = raw.assumingMemoryBound(to: thumbd_result.self).pointee
     var sunk = 0
     let sink = fuzz_origin_body(slot, &sunk)
     // What reached the sink before a cut at the limit depends on the cut: such a body counts as none.
@@ -44,7 +44,7 @@ func fuzzOne(_ bytes: [UInt8]) {
     let (cut, _) = run(bytes, pieces: 0x9E37_79B9 ^ UInt32(bytes.count), slot: 1)
     precondition(whole == cut, "the body's cut changed the answer: \(whole) vs \(cut)")
     precondition(whole.body.count <= maxBytes, "body of \(whole.body.count) bytes past the limit \(maxBytes)")
-    precondition(whole.head.count <= Int(THUMB_MAX_HEAD), "head of \(whole.head.count) bytes past the cap")
+    precondition(whole.head.count <= Int(THUMBD_MAX_HEAD), "head of \(whole.head.count) bytes past the cap")
     precondition((0...999).contains(whole.status), "status \(whole.status)")
 
     let request = OriginRequest(url: base, headers: [], connectTimeout: 1, deadline: 0, maxBytes: maxBytes,

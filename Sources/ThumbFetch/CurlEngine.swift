@@ -7,22 +7,22 @@ final class CurlEngine: @unchecked Sendable {
     private let raw: OpaquePointer?
 
     init(limit: Int) {
-        raw = thumb_engine_start(Int32(clamping: limit))
+        raw = thumbd_engine_start(Int32(clamping: limit))
     }
 
     deinit {
-        if let raw { thumb_engine_stop(raw) }
+        if let raw { thumbd_engine_stop(raw) }
     }
 
     func setLimit(_ limit: Int) {
-        if let raw { thumb_engine_set_limit(raw, Int32(clamping: limit)) }
+        if let raw { thumbd_engine_set_limit(raw, Int32(clamping: limit)) }
     }
 
     /// (running, queued, most ever running at once).
     var counts: (running: Int, queued: Int, peak: Int) {
         guard let raw else { return (0, 0, 0) }
         var running: Int32 = 0, queued: Int32 = 0, peak: Int32 = 0
-        thumb_engine_counts(raw, &running, &queued, &peak)
+        thumbd_engine_counts(raw, &running, &queued, &peak)
         return (Int(running), Int(queued), Int(peak))
     }
 
@@ -46,7 +46,7 @@ final class CurlEngine: @unchecked Sendable {
                             withOptionalCString(s3?.sigV4) { sigV4 in
                                 withOptionalCString(s3?.accessKeyId) { username in
                                     withOptionalCString(s3?.secretAccessKey.revealed) { password in
-                                        var r = thumb_request()
+                                        var r = thumbd_request()
                                         r.url = url
                                         r.expected_host = host
                                         r.headers = headers
@@ -87,12 +87,12 @@ final class CurlEngine: @unchecked Sendable {
                                         }
                                         // The shim copies the bytes before this returns.
                                         guard case .bytes(let bytes)? = request.upload else {
-                                            return thumb_engine_submit(raw, &r)
+                                            return thumbd_engine_submit(raw, &r)
                                         }
                                         return bytes.withUnsafeBufferPointer { buffer in
                                             // A non-NULL pointer even for no bytes: NULL means "from the file".
                                             r.upload_bytes = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)
-                                            return thumb_engine_submit(raw, &r)
+                                            return thumbd_engine_submit(raw, &r)
                                         }
                                     }
                                 }
@@ -120,7 +120,7 @@ package struct OriginRequest: Sendable {
     package var url: SourceURL
     package var headers: [(String, String)]
     package var connectTimeout: Double
-    /// `thumb_monotonic_ms()` clock.
+    /// `thumbd_monotonic_ms()` clock.
     package var deadline: Int64
     package var maxBytes: Int
     package var caFile: String?
@@ -206,7 +206,7 @@ private final class Hop: @unchecked Sendable {
 
 /// Called by libcurl (through the C shim) for every address it is about to
 /// connect to: plain data in, a verdict out, nothing that can throw.
-private let checkAddress: thumb_address_check = { context, family, bytes in
+private let checkAddress: thumbd_address_check = { context, family, bytes in
     guard let context, let bytes else { return 0 }
     let hop = Unmanaged<Hop>.fromOpaque(context).takeUnretainedValue()
     let address: IPAddress
@@ -225,7 +225,7 @@ private let checkAddress: thumb_address_check = { context, family, bytes in
 
 /// Called by libcurl (through the C shim) with each piece of a 2xx body: it
 /// goes straight to the sink, and a sink error stops the transfer.
-private let writeBody: thumb_body_write = { context, bytes, count in
+private let writeBody: thumbd_body_write = { context, bytes, count in
     guard let context, let bytes else { return 1 }
     let hop = Unmanaged<Hop>.fromOpaque(context).takeUnretainedValue()
     do throws(BodySinkError) {
@@ -238,13 +238,13 @@ private let writeBody: thumb_body_write = { context, bytes, count in
 }
 
 /// Called by the C engine before the transfer starts and as it runs.
-private let transferWanted: thumb_wanted = { context in
+private let transferWanted: thumbd_wanted = { context in
     guard let context else { return 1 }
     let hop = Unmanaged<Hop>.fromOpaque(context).takeUnretainedValue()
     return hop.request.wanted?() == false ? 0 : 1
 }
 
-private let transferDone: thumb_done = { context, result in
+private let transferDone: thumbd_done = { context, result in
     guard let context, let result else { return }
     let hop = Unmanaged<Hop>.fromOpaque(context).takeRetainedValue()
     hop.completion(TransferOutcome.decide(result.pointee, request: hop.request, refused: hop.refused,

@@ -88,7 +88,7 @@ public final class Fetcher: Sendable {
                       completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
         let policy = currentPolicy.withLock { $0 }
-        let deadline = thumb_monotonic_ms() + Int64(policy.totalTimeout * 1000)
+        let deadline = thumbd_monotonic_ms() + Int64(policy.totalTimeout * 1000)
         if S3Location.hasScheme(text) {
             return fetchObject(text, policy: policy, conditional: conditional, sink: sink, deadline: deadline,
                                wanted: wanted, completion: completion)

@@ -5,7 +5,7 @@ import CThumbCurl
 /// libcurl's own error texts often carry the address, so only its generic
 /// per-code text is used.
 package enum TransferOutcome {
-    package static func decide(_ r: thumb_result, request: OriginRequest, refused: AddressClass?,
+    package static func decide(_ r: thumbd_result, request: OriginRequest, refused: AddressClass?,
                                sinkFailure: BodySinkError? = nil) -> Result<OriginResponse, FetchError> {
         let host = request.url.host
         if r.cancelled != 0 { return .failure(.origin("the download engine stopped")) }
@@ -31,24 +31,24 @@ package enum TransferOutcome {
         let bodyLength = (200..<300).contains(r.status) ? r.body_length : 0
         var response = OriginResponse(status: r.status, headers: headers(r), bodyLength: bodyLength)
         if let body = r.error_body, r.error_body_length > 0 {
-            response.errorBody = Array(UnsafeBufferPointer(start: body, count: min(r.error_body_length, Int(THUMB_MAX_ERROR_BODY))))
+            response.errorBody = Array(UnsafeBufferPointer(start: body, count: min(r.error_body_length, Int(THUMBD_MAX_ERROR_BODY))))
         }
         return .success(response)
     }
 
-    private static func error(_ r: thumb_result, host: String) -> FetchError {
-        let text = String(cString: thumb_curl_strerror(r.curl_code))
+    private static func error(_ r: thumbd_result, host: String) -> FetchError {
+        let text = String(cString: thumbd_curl_strerror(r.curl_code))
         switch Int(r.error_kind) {
-        case Int(THUMB_KIND_RESOLVE): return .origin("cannot resolve \(host)")
-        case Int(THUMB_KIND_CONNECT): return .origin("cannot connect to \(host)")
-        case Int(THUMB_KIND_TIMEOUT):
+        case Int(THUMBD_KIND_RESOLVE): return .origin("cannot resolve \(host)")
+        case Int(THUMBD_KIND_CONNECT): return .origin("cannot connect to \(host)")
+        case Int(THUMBD_KIND_TIMEOUT):
             if r.connected == 0 && r.connect_bounded != 0 { return .timeout("connect to \(host) timed out") }
             return .timeout("origin took longer than origin.timeoutSeconds")
-        case Int(THUMB_KIND_TLS): return .origin("TLS with \(host) failed: \(text)")
-        case Int(THUMB_KIND_NOTHING): return .origin("origin closed the connection before answering")
-        case Int(THUMB_KIND_PARTIAL): return .origin("origin sent fewer bytes than announced")
-        case Int(THUMB_KIND_RECEIVE): return .origin("connection to the origin failed")
-        case Int(THUMB_KIND_PROTOCOL): return .origin("origin sent a malformed response")
+        case Int(THUMBD_KIND_TLS): return .origin("TLS with \(host) failed: \(text)")
+        case Int(THUMBD_KIND_NOTHING): return .origin("origin closed the connection before answering")
+        case Int(THUMBD_KIND_PARTIAL): return .origin("origin sent fewer bytes than announced")
+        case Int(THUMBD_KIND_RECEIVE): return .origin("connection to the origin failed")
+        case Int(THUMBD_KIND_PROTOCOL): return .origin("origin sent a malformed response")
         default: return .origin("download from \(host) failed: \(text)")
         }
     }
@@ -56,7 +56,7 @@ package enum TransferOutcome {
     /// The final head's fields, lower-cased names; the last of a repeated field wins.
     /// On bytes, not Characters: every transfer (a download, each shared-store
     /// request) passes through here, and grapheme breaking cost ~18 µs a head.
-    static func headers(_ r: thumb_result) -> [String: String] {
+    static func headers(_ r: thumbd_result) -> [String: String] {
         guard let head = r.head, r.head_length > 0 else { return [:] }
         return headers(UnsafeRawBufferPointer(start: head, count: r.head_length))
     }

@@ -9,7 +9,7 @@
  * libcurl would hand them over: the head line by line, then the body in
  * pieces. No socket, no libcurl transfer. `piece_seed` 0 hands the body over
  * whole, otherwise in pieces whose sizes follow from the seed and the bytes.
- * Returns the `thumb_result` (CThumbCurl's type), valid until the next call
+ * Returns the `thumbd_result` (CThumbCurl's type), valid until the next call
  * with the same `slot` (0 or 1). Fuzzing only. */
 const void *fuzz_origin_response(const unsigned char *data, size_t length, size_t max_bytes,
                                  unsigned piece_seed, int slot);

@@ -73,7 +73,7 @@ extension Fetcher {
             case .file(let descriptor, let offset, let length): upload = .file(descriptor: descriptor, offset: offset, length: length)
             }
         }
-        let deadline = thumb_monotonic_ms() + Int64(timeout * 1000)
+        let deadline = thumbd_monotonic_ms() + Int64(timeout * 1000)
         var request = OriginRequest(
             url: url, headers: headers, connectTimeout: min(policy.connectTimeout, timeout), deadline: deadline,
             maxBytes: maxBytes, caFile: policy.caFile, urgent: false, classify: { _ in nil },

@@ -2,7 +2,7 @@
 /// (`SignatureDoesNotMatch`, `AccessDenied`, `NoSuchBucket`, …): the one
 /// word an operator needs in the log to tell wrong credentials from a
 /// missing permission. Read from the first bytes the fetcher keeps of an
-/// error body (`THUMB_MAX_ERROR_BODY`), never parsed as XML.
+/// error body (`THUMBD_MAX_ERROR_BODY`), never parsed as XML.
 enum S3ErrorDocument {
     /// Longest code taken; S3's longest are about 40 characters.
     static let maxCodeLength = 64

@@ -1,5 +1,5 @@
-#ifndef THUMB_CURL_H
-#define THUMB_CURL_H
+#ifndef THUMBD_CURL_H
+#define THUMBD_CURL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,25 +13,25 @@
 /* Asked before every connection libcurl opens and before every request sent
  * on a reused one. `family` is 4 or 6, `address` 4 or 16 bytes in network
  * order. Returns non-zero to allow. */
-typedef int (*thumb_address_check)(void *context, int family, const unsigned char *address);
+typedef int (*thumbd_address_check)(void *context, int family, const unsigned char *address);
 
 /* Takes the next bytes of a 2xx body (de-chunked), in order, on the engine's
  * thread, as libcurl reads them: the shim keeps no copy of a body, so no
  * buffer sized by what an origin announces ever exists (SourcesAndLimits.md
  * "Downloads"). Never called for other statuses. Returns 0 to go on,
  * non-zero to stop the transfer (`sink_failed`). */
-typedef int (*thumb_body_write)(void *context, const unsigned char *bytes, size_t length);
+typedef int (*thumbd_body_write)(void *context, const unsigned char *bytes, size_t length);
 
 /* Asked on the engine's thread before a waiting transfer starts and as a
  * running one progresses (at least once a second): non-zero while someone
  * still waits for the answer; 0 ends the transfer (`abandoned`). Must be
  * quick and must not block. */
-typedef int (*thumb_wanted)(void *context);
+typedef int (*thumbd_wanted)(void *context);
 
 /* How a transfer ended. Pointers are valid only during the completion call. */
-typedef struct thumb_result {
+typedef struct thumbd_result {
     int curl_code;              /* CURLcode; 0 when the whole response arrived */
-    int error_kind;             /* THUMB_KIND_* for curl_code */
+    int error_kind;             /* THUMBD_KIND_* for curl_code */
     long status;                /* last status line seen, 0 if none */
     size_t body_length;         /* bytes of the 2xx body handed to `write`; 0 when too_large */
     const char *head;           /* the final response head: status line and fields, CRLF separated */
@@ -40,7 +40,7 @@ typedef struct thumb_result {
     int too_large;              /* the body passed max_bytes (announced or received) */
     int bad_length;             /* a Content-Length that is not 1*DIGIT, or two that differ */
     int bad_chunk;              /* malformed chunked framing */
-    int head_too_large;         /* the response head passed THUMB_MAX_HEAD bytes */
+    int head_too_large;         /* the response head passed THUMBD_MAX_HEAD bytes */
     int head_line_too_long;     /* libcurl refused a head line over CURL_MAX_HTTP_HEADER (100 KiB) */
     int sink_failed;            /* `write` said stop (the file could not be written) */
     int body_skipped;           /* a non-2xx body was cut short on purpose: the head is the answer */
@@ -50,30 +50,30 @@ typedef struct thumb_result {
     int cancelled;              /* the engine stopped first */
     int abandoned;              /* `wanted` said nobody waits for the answer any more */
     const unsigned char *error_body; /* with keep_error_body: the first bytes of a non-2xx body, as received */
-    size_t error_body_length;   /* at most THUMB_MAX_ERROR_BODY */
-} thumb_result;
+    size_t error_body_length;   /* at most THUMBD_MAX_ERROR_BODY */
+} thumbd_result;
 
 enum {
-    THUMB_KIND_NONE = 0, THUMB_KIND_RESOLVE, THUMB_KIND_CONNECT, THUMB_KIND_TIMEOUT, THUMB_KIND_TLS,
-    THUMB_KIND_NOTHING, THUMB_KIND_PARTIAL, THUMB_KIND_RECEIVE, THUMB_KIND_PROTOCOL, THUMB_KIND_OTHER,
+    THUMBD_KIND_NONE = 0, THUMBD_KIND_RESOLVE, THUMBD_KIND_CONNECT, THUMBD_KIND_TIMEOUT, THUMBD_KIND_TLS,
+    THUMBD_KIND_NOTHING, THUMBD_KIND_PARTIAL, THUMBD_KIND_RECEIVE, THUMBD_KIND_PROTOCOL, THUMBD_KIND_OTHER,
 };
 
-enum { THUMB_METHOD_GET = 0, THUMB_METHOD_HEAD, THUMB_METHOD_PUT, THUMB_METHOD_DELETE };
+enum { THUMBD_METHOD_GET = 0, THUMBD_METHOD_HEAD, THUMBD_METHOD_PUT, THUMBD_METHOD_DELETE };
 
-#define THUMB_MAX_HEAD 65536
+#define THUMBD_MAX_HEAD 65536
 /* What keep_error_body keeps: S3's error document names its <Code> near the start. */
-#define THUMB_MAX_ERROR_BODY 4096
+#define THUMBD_MAX_ERROR_BODY 4096
 
-typedef void (*thumb_done)(void *context, const thumb_result *result);
+typedef void (*thumbd_done)(void *context, const thumbd_result *result);
 
-typedef struct thumb_request {
+typedef struct thumbd_request {
     const char *url;
     const char *expected_host;  /* the host the rules were checked for; libcurl's parse must agree */
     const char *headers;        /* extra request fields, one per line ('\n'), may be NULL */
     const char *resolve;        /* CURLOPT_RESOLVE entries, one per line, may be NULL (tests) */
     const char *ca_file;        /* CURLOPT_CAINFO, NULL for the system store */
     long connect_timeout_ms;
-    int64_t deadline_ms;        /* thumb_monotonic_ms() clock */
+    int64_t deadline_ms;        /* thumbd_monotonic_ms() clock */
     size_t max_bytes;
     int urgent;                 /* queue at the front (a redirect of a download already admitted) */
     /* S3 (S3Sources.md): libcurl signs the request with
@@ -88,7 +88,7 @@ typedef struct thumb_request {
     int keep_error_body;        /* keep the start of a non-2xx body (S3's error code) */
     int own_host_share;         /* not held to one host's share of the slots: the operator's S3 endpoint */
     /* The shared originals store (SeveralInstances.md) also writes, looks and
-     * deletes: THUMB_METHOD_*. A PUT sends `upload_length` bytes, copied from
+     * deletes: THUMBD_METHOD_*. A PUT sends `upload_length` bytes, copied from
      * `upload_bytes` when it is not NULL, else read from `upload_fd` at
      * `upload_offset` (the shim keeps a duplicate of the descriptor, so the
      * caller's may close at once). */
@@ -97,34 +97,34 @@ typedef struct thumb_request {
     int upload_fd;
     int64_t upload_offset;
     size_t upload_length;
-    thumb_body_write write;     /* NULL: a 2xx body is counted and dropped */
+    thumbd_body_write write;     /* NULL: a 2xx body is counted and dropped */
     void *write_context;
-    thumb_address_check check;
+    thumbd_address_check check;
     void *check_context;
-    thumb_done done;
+    thumbd_done done;
     void *done_context;
-    thumb_wanted wanted;        /* NULL: always wanted */
+    thumbd_wanted wanted;        /* NULL: always wanted */
     void *wanted_context;
-} thumb_request;
+} thumbd_request;
 
-typedef struct thumb_engine thumb_engine;
+typedef struct thumbd_engine thumbd_engine;
 
 /* Starts the engine's thread; NULL if it cannot. */
-thumb_engine *thumb_engine_start(int max_running);
+thumbd_engine *thumbd_engine_start(int max_running);
 /* Transfers at once from now on (running ones are not stopped). */
-void thumb_engine_set_limit(thumb_engine *engine, int max_running);
+void thumbd_engine_set_limit(thumbd_engine *engine, int max_running);
 /* Copies the request; its `done` is called exactly once on the engine's
  * thread. Returns 0, or -1 (out of memory, engine stopping): then `done` is
  * never called. */
-int thumb_engine_submit(thumb_engine *engine, const thumb_request *request);
+int thumbd_engine_submit(thumbd_engine *engine, const thumbd_request *request);
 /* Running, queued, and the most ever running at once. */
-void thumb_engine_counts(thumb_engine *engine, int *running, int *queued, int *peak_running);
+void thumbd_engine_counts(thumbd_engine *engine, int *running, int *queued, int *peak_running);
 /* Ends the thread (transfers left are completed with `cancelled`) and frees
  * the engine. Safe from the engine's own thread (from a completion). */
-void thumb_engine_stop(thumb_engine *engine);
+void thumbd_engine_stop(thumbd_engine *engine);
 
-int64_t thumb_monotonic_ms(void);
+int64_t thumbd_monotonic_ms(void);
 /* libcurl's generic text for a code; never names an address. */
-const char *thumb_curl_strerror(int code);
+const char *thumbd_curl_strerror(int code);
 
 #endif
