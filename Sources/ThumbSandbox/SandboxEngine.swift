@@ -173,7 +173,6 @@ public final class SandboxEngine: RenderEngine {
         } catch {
             throw .internalError("a job that could not be written: \(error)")
         }
-        let started = ContinuousClock.now
         var worker = try pool.checkOut { () throws(ServiceError) in try spawn() }
         do {
             try worker.start(frame, descriptor: descriptor, memoryCap: Self.cap(budget))
@@ -187,6 +186,9 @@ public final class SandboxEngine: RenderEngine {
                 throw .internalError("a new worker refused its first job: \(error)")
             }
         }
+        // From when the job is on a worker, as the worker counts it: starting a replacement
+        // after a kill (or waiting for one) is not the job's time.
+        let started = ContinuousClock.now
         let left = budget.seconds - (ContinuousClock.now - started) / .seconds(1) + Self.killGrace
         switch worker.finish(timeout: .seconds(max(0, left))) {
         case .answered(let reply, let fds):

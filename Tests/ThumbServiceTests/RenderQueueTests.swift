@@ -47,6 +47,48 @@ private func currentThreadName() -> String { "\(pthread_self())" }
 private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, condition) }
 
 @Suite struct RenderQueueTests {
+    /// Facts jobs hold at most half the workers (at least one): a render queued behind a thousand of
+    /// them starts on the other worker at once (issue 34: a live thumbnail waited for a `POST /info`
+    /// of 1 000 heavy sources to answer), and the facts jobs still all run, in their order.
+    @Test func factsJobsHoldAtMostHalfTheWorkersAndRendersPassThem() throws {
+        let queue = RenderQueue(workers: 4, maxQueue: 2000, memoryBudget: 1 << 30)
+        defer { queue.shutdown() }
+        #expect(queue.maxFacts == 2)
+        let gate = Gate()
+        let facts = Recorder()
+        let running = Mutex((facts: 0, most: 0))
+        for i in 0..<1000 {
+            try queue.submit(cost: 1, kind: .facts) {
+                running.withLock { $0.facts += 1; $0.most = max($0.most, $0.facts) }
+                if i < 2 { gate.wait() }
+                facts.start("f\(i)"); facts.end()
+                running.withLock { $0.facts -= 1 }
+            }
+        }
+        #expect(waitUntil { queue.statistics.active == 2 }, "two facts jobs hold two of the four workers")
+        let rendered = DispatchSemaphore(value: 0)
+        for _ in 0..<2 { try queue.submit(cost: 1) { rendered.signal() } }
+        #expect(rendered.wait(timeout: .now() + 10) == .success && rendered.wait(timeout: .now() + 10) == .success,
+                "the renders behind 998 waiting facts jobs started")
+        #expect(facts.order.isEmpty, "no facts job ran past the two held ones")
+        gate.open(2)
+        #expect(waitUntil { facts.order.count == 1000 })
+        #expect(Set(facts.order).count == 1000, "every facts job ran once")
+        #expect(running.withLock { $0.most } == 2, "never more than half the workers on facts")
+    }
+
+    /// One worker: facts jobs may take it (at least one), in order with the renders.
+    @Test func withOneWorkerFactsJobsStillRun() throws {
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder()
+        try queue.submit(cost: 1, kind: .facts, recorder.job("facts", done))
+        try queue.submit(cost: 1, recorder.job("render", done))
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(recorder.order == ["facts", "render"])
+    }
+
     /// Memory held outside jobs (a download in memory, SourcesAndLimits.md
     /// § Downloads) counts in the budget: a hold waits while renders leave
     /// no room, renders then wait for the held bytes (one still starts when

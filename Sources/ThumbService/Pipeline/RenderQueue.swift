@@ -17,8 +17,15 @@ import ThumbClock
 /// most for the small jobs already running and never starves.
 /// Prefetch jobs run only when no live job waits, and have their own queue, so
 /// they can never make a live request get a 503.
+///
+/// Facts jobs (`/info`'s probes and canonical decodes) hold at most half the
+/// workers (at least one): past that, a render waiting behind them starts on a
+/// free worker, so a `POST /info` of a thousand heavy sources cannot keep a
+/// live thumbnail waiting until the batch answers (issue 34).
 public final class RenderQueue: Sendable {
     public enum Priority: Sendable { case live, prefetch }
+    /// What a job computes: a render, or an original's facts (capped at half the workers).
+    public enum Kind: Sendable { case render, facts }
 
     /// Figures for `/stats` (`render.active`, `render.queued`); the service
     /// counts `render.rejected`, since only it knows a live request was refused.
@@ -41,6 +48,7 @@ public final class RenderQueue: Sendable {
     private struct Job {
         let id: Int
         let cost: Int
+        let kind: Kind
         let work: @Sendable () -> Void
     }
 
@@ -49,6 +57,8 @@ public final class RenderQueue: Sendable {
         var prefetch = FIFO<Job>()
         var nextID = 0
         var active = 0
+        /// Facts jobs running now (at most `maxFacts`).
+        var factsActive = 0
         var memoryInUse = 0
         /// Bytes held outside jobs (`hold`), and the holds waiting for room.
         var held = 0
@@ -77,6 +87,8 @@ public final class RenderQueue: Sendable {
     private let state: Mutex<State>
     private let wake = NSCondition()
     public let workerCount: Int
+    /// The most facts jobs that run at once: half the workers, at least one.
+    let maxFacts: Int
     /// Ages jobs and times the idle delay; injected so tests age a job or
     /// pass the delay by moving a manual clock, without waiting.
     private let clock: AnyClock
@@ -99,6 +111,7 @@ public final class RenderQueue: Sendable {
         self.whenIdle = whenIdle
         self.idleDelay = idleDelay
         workerCount = Self.workerCount(workers)
+        maxFacts = max(1, workerCount / 2)
         state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget))
         for n in 0..<workerCount {
             // Foundation's Thread.name does not reach the kernel on Linux, so
@@ -123,14 +136,14 @@ public final class RenderQueue: Sendable {
     /// admitted with): it goes first in its queue, ahead of new work, and
     /// `maxQueue` does not apply, since the render was admitted already.
     @discardableResult
-    public func submit(cost: Int, priority: Priority = .live, ahead: Bool = false,
+    public func submit(cost: Int, priority: Priority = .live, kind: Kind = .render, ahead: Bool = false,
                        _ work: @escaping @Sendable () -> Void) throws(ServiceError) -> Int {
         let result: Result<Int, ServiceError> = state.withLock { s in
             if cost > s.memoryBudget {
                 return .failure(.imageTooLarge("decoding needs about \(cost) bytes, over maxDecodeMemoryBytes \(s.memoryBudget)"))
             }
             s.nextID += 1
-            let job = Job(id: s.nextID, cost: cost, work: work)
+            let job = Job(id: s.nextID, cost: cost, kind: kind, work: work)
             switch (priority, ahead) {
             case (.live, true): s.live.prepend(job)
             case (.prefetch, true): s.prefetch.prepend(job)
@@ -204,16 +217,33 @@ public final class RenderQueue: Sendable {
     private func takeJob() -> Job? {
         state.withLock { s in
             func fits(_ job: Job) -> Bool { s.active == 0 || s.memoryInUse + s.held + job.cost <= s.memoryBudget }
+            let factsFull = s.factsActive >= maxFacts
+            /// With the facts jobs' share taken, the queue as its renders alone see it: the first
+            /// render, taken when it fits (renders keep their order among themselves).
+            func firstRender(_ queue: inout FIFO<Job>) -> Job? {
+                var seen = false
+                return queue.remove { job in
+                    guard job.kind == .render, !seen else { return false }
+                    seen = true
+                    return fits(job)
+                }
+            }
             var job: Job?
             if let head = s.live.first {
-                if fits(head) {
+                if factsFull && head.kind == .facts {
+                    job = firstRender(&s.live)
+                } else if fits(head) {
                     job = s.live.popFirst()
                 } else if !s.largeRunning.isEmpty {
                     let (smallCost, room) = (s.smallCost, s.memoryBudget - s.memoryInUse - s.held)
-                    job = s.live.remove { $0.cost <= smallCost && $0.cost <= room }
+                    job = s.live.remove { $0.cost <= smallCost && $0.cost <= room && !(factsFull && $0.kind == .facts) }
                 }
-            } else if let head = s.prefetch.first, fits(head) {
-                job = s.prefetch.popFirst()
+            } else if let head = s.prefetch.first {
+                if factsFull && head.kind == .facts {
+                    job = firstRender(&s.prefetch)
+                } else if fits(head) {
+                    job = s.prefetch.popFirst()
+                }
             }
             if let job {
                 s.started += 1
@@ -222,6 +252,7 @@ public final class RenderQueue: Sendable {
                 s.peaks.active = max(s.peaks.active, s.active)
                 s.peaks.memoryInUse = max(s.peaks.memoryInUse, s.memoryInUse)
                 if job.cost > s.smallCost { s.largeRunning.insert(job.id) }
+                if job.kind == .facts { s.factsActive += 1 }
                 s.running[job.id] = clock.now
             }
             return job
@@ -247,6 +278,7 @@ public final class RenderQueue: Sendable {
                 s.active -= 1
                 s.memoryInUse -= job.cost
                 s.largeRunning.remove(job.id)
+                if job.kind == .facts { s.factsActive -= 1 }
                 s.running[job.id] = nil
                 return (s.active == 0 && s.live.isEmpty && s.prefetch.isEmpty ? s.started : nil, grantHolds(&s))
             }

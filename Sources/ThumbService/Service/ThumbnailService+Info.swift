@@ -194,7 +194,7 @@ extension ThumbnailService {
                                _ refused: @escaping @Sendable (ServiceError) -> Void,
                                _ work: @escaping @Sendable () -> Void) -> Int? {
         do throws(ServiceError) {
-            return try renders.submit(cost: cost, priority: priority, ahead: ahead, work)
+            return try renders.submit(cost: cost, priority: priority, kind: .facts, ahead: ahead, work)
         } catch {
             if case .overloaded = error, priority == .live { counters.withLock { $0.renderRejected += 1 } }
             refused(error)
