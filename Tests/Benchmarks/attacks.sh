@@ -91,7 +91,8 @@ sample() {
   local i workers page=$(($(getconf PAGESIZE) / 1024))
   for ((i = 0; i < 1200; i++)); do
     [ -e "$2.stop" ] && return
-    workers=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$1" '{sub(/.*\) /, "")} $2 == p && $1 != "Z" {s += $22} END {print s + 0}')
+    # (cat fails when a process ends between the glob and the read: not this loop's end under set -e)
+    workers=$({ cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v p="$1" '{sub(/.*\) /, "")} $2 == p && $1 != "Z" {s += $22} END {print s + 0}')
     awk -v w="$((workers * page))" '/^VmRSS/ {r=$2} /^Threads/ {t=$2} END {print r + w, t+0}' "/proc/$1/status" \
       >> "$2" 2>/dev/null || return
     sleep 0.5
