@@ -17,8 +17,8 @@
 # memoryCacheBytes + maxDecodeMemoryBytes + 2 x maxPendingResponseBytes (responses being
 # written, and finished ones waiting for room) + 64 MiB (Testing.md § Attacks and storms), or
 # when a case of attacks.py breaks its bounds. It takes about 2 minutes, and attacks.py's
-# cases about 12 more. Issue 34's full-disk case mounts a tmpfs: it needs root, and says it
-# was skipped otherwise.
+# cases about 2 more (3 min 54 s in all on the shared 2-core host, Results.md). Issue 34's
+# full-disk case mounts a tmpfs: it needs root, and says it was skipped otherwise.
 # Usage: [THUMBD_BIN=path] Tests/Benchmarks/attacks.sh   (any directory; without THUMBD_BIN
 #        it builds and runs the release thumbd)
 # From a fresh clone (Debian, Swift 6; installs libjpeg-turbo-progs for cjpeg):
