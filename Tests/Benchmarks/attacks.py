@@ -431,7 +431,9 @@ def main():
                 cpu_bound, ok, note = case(d, origin, work)
             slowest, bad = beside.finish() if beside.is_alive() or beside.times else (0.0, 0)
             d.stop()
-        finally:
+        finally:   # a case that raised leaves no daemon behind either
+            if d.alive():
+                d.stop()
             if cleanup: cleanup(work)
         peak = max((s[0] for s in d.samples), default=0)
         cpu = (d.samples[-1][1] if d.samples else 0) - cpu0
