@@ -73,6 +73,8 @@ public enum WorkerMain {
                 }
             }
             if !sent { _exit(0) }
+            // What it keeps for the next job stays within the base the daemon counts for it.
+            FreedHeap.release(keeping: SandboxEngine.keptHeapBytes)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ThumbImaging
 import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbSandbox
@@ -120,6 +121,39 @@ import ThumbTestSupport
         #expect(try engine.probeSandbox(.allocate(bytes: 2 << 30), admittedBytes: 64 << 20) == ENOMEM)
         // Within the cap the same allocation succeeds, in the same kind of worker.
         #expect(try engine.probeSandbox(.allocate(bytes: 32 << 20), admittedBytes: 64 << 20) == 0)
+    }
+
+    /// Once a job has answered, a worker gives back what it freed beyond the
+    /// 16 MiB it keeps for the next job (`SandboxEngine.keptHeapBytes`), so what
+    /// it holds between jobs stays within the base the render queue counts
+    /// for it (Isolation.md § Memory). A 2600² decode scaled to 2400 frees
+    /// about 50 MiB of heap; the second job follows at once, long before the
+    /// worker's idle trim (a second without work), and is read after the
+    /// first one's trim, which the worker runs before taking it.
+    @Test func aWorkerHoldsNoMoreThanItsBaseBetweenJobs() throws {
+        let engine = SandboxEngine(executable: WorkerExecutable.resolve(), maxIdle: 1)
+        defer { engine.shutdown() }
+        let png = TestPNG.grey(width: 2600, height: 2600)
+        let path = NSTemporaryDirectory() + "thumbd-base-\(getpid()).png"
+        try Data(png).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let fd = open(path, O_RDONLY)
+        try #require(fd >= 0)
+        let original = OriginalFile(descriptor: fd, offset: 0, length: png.count)
+        let budget = JobBudget(seconds: 60, admittedBytes: 512 << 20)
+        let plan = try engine.plan(original, variant: PreparedVariant(width: 2400, height: nil, fit: .inside),
+                                   limits: ServiceConfiguration().pipelineLimits, budget: budget)
+        let output = try engine.render(original, plan: plan, factsSHA256: nil,
+                                       encoding: EncodingSpec(format: .jpeg, quality: 80, background: nil),
+                                       budget: JobBudget(seconds: 60, admittedBytes: plan.estimatedMemory))
+        #expect(output.bitmap.width == 2400)
+        _ = try engine.encode(Bitmap(width: 1, height: 1),
+                              encoding: EncodingSpec(format: .png, quality: 80, background: nil), budget: budget)
+        let pid = try #require(engine.idleWorkerPIDs.first)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") })
+        let anon = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) * 1024
+        #expect(anon <= engine.workerBaseBytes, "the worker holds \(anon >> 20) MiB anonymous between jobs")
     }
 
     @Test func aWorkerCannotOpenAFileOrASocket() throws {

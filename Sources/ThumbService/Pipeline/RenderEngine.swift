@@ -94,6 +94,16 @@ public protocol RenderEngine: Sendable {
     /// Workers killed at their deadline and workers that died (Statistics.md
     /// `render.killed`, `render.crashed`); zero for an engine without workers.
     var counts: EngineCounts { get }
+
+    /// Resident memory each worker process holds beside its job's admitted
+    /// bytes — its own heap and the freed heap it keeps for the next job —
+    /// which the render queue sets aside from `limits.maxDecodeMemoryBytes`
+    /// once per worker (Isolation.md § Memory). Zero without worker processes.
+    var workerBaseBytes: Int { get }
+}
+
+extension RenderEngine {
+    public var workerBaseBytes: Int { 0 }
 }
 
 /// What `planAndRender` did.
