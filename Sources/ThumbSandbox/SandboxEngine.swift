@@ -18,9 +18,12 @@ public final class SandboxEngine: RenderEngine {
     /// space, not resident memory: it stops a runaway, and is not what the
     /// budget counts (`workerBaseBytes`; Isolation.md § Memory).
     public static let baseMemoryBytes = 256 << 20
-    /// Freed heap a worker keeps after a job for the next one: more is given
-    /// back to the kernel once the job has answered (`FreedHeap`). A 12 MP
-    /// decode's buffers are larger, and are faulted in again each time.
+    /// Freed heap a worker may keep for its next job beyond what that job was
+    /// admitted with: more goes back to the kernel before the job decodes
+    /// (`FreedHeap`), so a small job after a large one holds no more than is
+    /// counted, while a run of like jobs reuses their buffers without faulting
+    /// them in again (trimming after every job doubled the worker CPU of a
+    /// 12 MP progressive JPEG to 256 px: Isolation.md § Memory).
     public static let keptHeapBytes = 16 << 20
     /// Resident memory of a worker of its own, beside any job: measured 4 MiB
     /// anonymous idle (its binary's and libraries' code is the daemon's pages,
@@ -190,7 +193,7 @@ public final class SandboxEngine: RenderEngine {
                      hook: WorkerTestHook? = nil) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
         guard budget.seconds > 0 else { throw .renderTimedOut }
         let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds,
-                                    testHook: hook ?? testHook.withLock { $0 }?(job.kind, length),
+                                    admittedBytes: budget.admittedBytes, testHook: hook ?? testHook.withLock { $0 }?(job.kind, length),
                                     structureLimits: testStructureLimits.load(ordering: .relaxed) ? nil : false)
         let frame: [UInt8]
         do {

@@ -73,8 +73,6 @@ public enum WorkerMain {
                 }
             }
             if !sent { _exit(0) }
-            // What it keeps for the next job stays within the base the daemon counts for it.
-            FreedHeap.release(keeping: SandboxEngine.keptHeapBytes)
         }
     }
 
@@ -93,8 +91,9 @@ public enum WorkerMain {
         }
         StructureWalk.enforced.store(request.structureLimits ?? true, ordering: .relaxed)
         if let hook = request.testHook, let result = run(hook) { return (.hookResult(errno: result), []) }
-        let budget = JobBudget(seconds: request.seconds, admittedBytes: 0)
-        let engine = InProcessEngine()
+        let budget = JobBudget(seconds: request.seconds, admittedBytes: request.admittedBytes)
+        // What the last job freed stays for this one's decode only as far as this one was admitted for it.
+        let engine = InProcessEngine { FreedHeap.release(keeping: max(SandboxEngine.keptHeapBytes, $0)) }
         do throws(ServiceError) {
             switch request.job {
             case .encode(let width, let height, let encoding):

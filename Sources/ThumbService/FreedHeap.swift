@@ -17,8 +17,8 @@ public enum FreedHeap {
     }()
 
     /// `release()` when the heap holds more than `bytes` free: a render
-    /// worker after each job, so that what it keeps for the next one stays
-    /// within the base its daemon counts for it (Isolation.md § Memory).
+    /// worker before each job, so that what it kept from the last one stays
+    /// within what its daemon counts for it (Isolation.md § Memory).
     public static func release(keeping bytes: Int) {
         if thumbd_heap_free_bytes() > bytes { release() }
     }
