@@ -48,3 +48,16 @@ int thumbd_epoll_ready(int epfd, thumbd_epoll_event *out, int max) {
 int thumbd_sys_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+size_t thumbd_heap_free_bytes(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 info = mallinfo2();
+    return info.fordblks;
+#else
+    return 0;
+#endif
+}

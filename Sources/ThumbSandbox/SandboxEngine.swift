@@ -12,10 +12,23 @@ import ThumbService
 /// `workerCrashed`. Idle workers wait in a pool; at most one per render
 /// thread is ever busy, so the pool never holds more than `workers` of them.
 public final class SandboxEngine: RenderEngine {
-    /// What a worker may use besides its job's admitted memory: the Swift
-    /// runtime, the libraries' code and tables, a frame's buffers (measured:
-    /// Isolation.md § Memory cap).
+    /// What a worker may map besides its job's admitted memory (its
+    /// `RLIMIT_DATA` is that plus this): the Swift runtime, the libraries'
+    /// data and tables, its threads' stacks, the freed heap it keeps. Address
+    /// space, not resident memory: it stops a runaway, and is not what the
+    /// budget counts (`workerBaseBytes`; Isolation.md § Memory).
     public static let baseMemoryBytes = 256 << 20
+    /// Freed heap a worker may keep for its next job beyond what that job was
+    /// admitted with: more goes back to the kernel before the job decodes
+    /// (`FreedHeap`), so a small job after a large one holds no more than is
+    /// counted, while a run of like jobs reuses their buffers without faulting
+    /// them in again (trimming after every job doubled the worker CPU of a
+    /// 12 MP progressive JPEG to 256 px: Isolation.md § Memory).
+    public static let keptHeapBytes = 16 << 20
+    /// Resident memory of a worker of its own, beside any job: measured 4 MiB
+    /// anonymous idle (its binary's and libraries' code is the daemon's pages,
+    /// counted once), 8 with a margin (Isolation.md § Memory).
+    public static let ownResidentBytes = 8 << 20
     /// Grace past the deadline before the kill: a worker that noticed the
     /// deadline itself answers `renderTimedOut` in that time and is kept.
     static let killGrace = 0.05
@@ -54,6 +67,10 @@ public final class SandboxEngine: RenderEngine {
     private static let standardError: @Sendable (String) -> Void = { line in
         FileHandle.standardError.write(Data("thumbd \(line)\n".utf8))
     }
+
+    /// Each worker's own memory and the freed heap it keeps: the render
+    /// queue sets this aside once per worker (SPEC §16).
+    public var workerBaseBytes: Int { Self.ownResidentBytes + Self.keptHeapBytes }
 
     public var counts: EngineCounts {
         EngineCounts(killed: killed.load(ordering: .relaxed), crashed: crashed.load(ordering: .relaxed),
@@ -102,9 +119,12 @@ public final class SandboxEngine: RenderEngine {
                              let fromAnimation) = reply, fds.count == 2,
               bw > 0, bh > 0, bw <= maxSide, bh <= maxSide, frames >= 1, frames <= maxFrames
         else { throw unexpected(reply) }
+        // Each memfd is closed once read: its pages go before the next result's are copied.
         let pixels = try read(fds[0], maxBytes: bw * bh * 4)
+        fds[0].close()
         guard pixels.count == bw * bh * 4 else { throw unexpected(reply) }
         let bytes = try read(fds[1], maxBytes: Self.maxEncodedBytes(width: width, height: height) * frames)
+        fds[1].close()
         return RenderOutput(bitmap: Bitmap(width: bw, height: bh, pixels: pixels), facts: facts,
                             encoded: EncodedThumbnail(bytes: bytes, format: format, width: width, height: height,
                                                       frames: frames),
@@ -127,6 +147,7 @@ public final class SandboxEngine: RenderEngine {
         guard case .encoded(let format, let width, let height) = reply, fds.count == 1,
               width == bitmap.width, height == bitmap.height else { throw unexpected(reply) }
         let bytes = try read(fds[0], maxBytes: Self.maxEncodedBytes(width: width, height: height))
+        fds[0].close()
         return EncodedThumbnail(bytes: bytes, format: format, width: width, height: height)
     }
 
@@ -166,7 +187,8 @@ public final class SandboxEngine: RenderEngine {
     private func run(_ job: WorkerRequest.Job, descriptor: Int32?, offset: Int, length: Int,
                      budget: JobBudget) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
         guard budget.seconds > 0 else { throw .renderTimedOut }
-        let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds)
+        let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds,
+                                    admittedBytes: budget.admittedBytes)
         let frame: [UInt8]
         do {
             frame = try WorkerWire.encode(request)
@@ -227,6 +249,9 @@ public final class SandboxEngine: RenderEngine {
 
     /// Workers waiting for a job (tests: the pool stays within the render threads' count).
     var idleCount: Int { pool.idleCount }
+
+    /// The idle workers' process ids (tests: what a worker keeps between jobs).
+    var idleWorkerPIDs: [pid_t] { pool.idlePIDs }
 
     /// Worker processes that exist now, busy or idle (tests: never above the render threads' count).
     var liveCount: Int { pool.liveCount }

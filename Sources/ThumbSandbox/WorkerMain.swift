@@ -89,8 +89,9 @@ public enum WorkerMain {
         } catch {
             return (.failed(.internalError("a job the worker could not read: \(error)")), [])
         }
-        let budget = JobBudget(seconds: request.seconds, admittedBytes: 0)
-        let engine = InProcessEngine()
+        let budget = JobBudget(seconds: request.seconds, admittedBytes: request.admittedBytes)
+        // What the last job freed stays for this one's decode only as far as this one was admitted for it.
+        let engine = InProcessEngine { FreedHeap.release(keeping: max(SandboxEngine.keptHeapBytes, $0)) }
         do throws(ServiceError) {
             switch request.job {
             case .encode(let width, let height, let encoding):

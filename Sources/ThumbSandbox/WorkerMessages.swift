@@ -23,6 +23,9 @@ struct WorkerRequest: Codable, Sendable {
     var originalLength: Int
     /// The job's share of `limits.maxRenderSeconds`, from when the worker reads the frame.
     var seconds: Double
+    /// The memory the job was admitted with: freed heap the worker keeps beyond
+    /// it (and beyond `SandboxEngine.keptHeapBytes`) goes back before the job.
+    var admittedBytes = 0
 }
 
 /// A worker's answer to one job, or its greeting. Results with bytes come as

@@ -78,6 +78,13 @@ final class WorkerPool: @unchecked Sendable {
         return idle.count
     }
 
+    /// The idle workers' process ids (tests: what a worker holds between jobs).
+    var idlePIDs: [pid_t] {
+        condition.lock()
+        defer { condition.unlock() }
+        return idle.map(\.process.pid)
+    }
+
     /// Worker processes that exist now (tests: never above `capacity`).
     var liveCount: Int {
         condition.lock()

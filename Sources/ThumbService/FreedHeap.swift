@@ -1,3 +1,4 @@
+import CThumbSys
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,4 +15,11 @@ public enum FreedHeap {
         let trim = unsafeBitCast(symbol, to: Trim.self)
         return { _ = trim(0) }
     }()
+
+    /// `release()` when the heap holds more than `bytes` free: a render
+    /// worker before each job, so that what it kept from the last one stays
+    /// within what its daemon counts for it (Isolation.md § Memory).
+    public static func release(keeping bytes: Int) {
+        if thumbd_heap_free_bytes() > bytes { release() }
+    }
 }

@@ -222,6 +222,37 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         #expect(throws: ServiceError.self) { try queue.submit(cost: 101) {} }
     }
 
+    /// What each worker process holds beside its job (`RenderEngine.workerBaseBytes`)
+    /// is set aside from the budget once per worker: two 30-byte decodes that
+    /// a 100-byte budget would run together wait for each other beside two
+    /// 20-byte bases, and a decode over what the bases leave is refused,
+    /// naming both figures.
+    @Test func theWorkersBasesAreSetAsideFromTheBudget() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 100, reservedPerWorker: 20)
+        defer { queue.shutdown() }
+        #expect(queue.memoryBudget == 60)
+        #expect(throws: ServiceError.imageTooLarge("decoding needs about 61 bytes, over the 60 bytes "
+                                                    + "maxDecodeMemoryBytes 100 leaves beside its workers' bases (40)")) {
+            try queue.submit(cost: 61) {}
+        }
+        let recorder = Recorder()
+        let gate = Gate()
+        let done = DispatchSemaphore(value: 0)
+        for i in 0..<2 {
+            try queue.submit(cost: 31) {
+                recorder.start("\(i)")
+                gate.wait()
+                recorder.end()
+                done.signal()
+            }
+        }
+        #expect(waitUntil { queue.statistics.active == 1 })
+        #expect(queue.statistics == .init(active: 1, queued: 1, memoryInUse: 31), "62 > 100 - 2 x 20")
+        gate.open(2)
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(recorder.maxRunning == 1)
+    }
+
     /// A 300 px thumbnail need not wait behind 4096² renders: while the head
     /// waits for a large render (over 1/16 of the budget) to finish, a small
     /// job that fits the room left passes it on the idle worker.

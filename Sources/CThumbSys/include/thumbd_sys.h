@@ -1,6 +1,7 @@
 #ifndef THUMBD_SYS_H
 #define THUMBD_SYS_H
 // Syscalls and constants Glibc's Swift overlay does not export.
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -51,5 +52,9 @@ void thumbd_name_this_thread(const char *name);
 /// memfd_create(name, MFD_CLOEXEC): a file in anonymous memory, for a
 /// download no disk could take (SourcesAndLimits.md § Downloads).
 int thumbd_sys_memfd(const char *name);
+
+/// Bytes the C heap holds free (glibc's `mallinfo2().fordblks`: freed chunks
+/// not yet given back to the kernel); 0 where the C library cannot say.
+size_t thumbd_heap_free_bytes(void);
 
 #endif

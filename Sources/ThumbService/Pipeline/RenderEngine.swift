@@ -94,6 +94,16 @@ public protocol RenderEngine: Sendable {
     /// Workers killed at their deadline and workers that died (Statistics.md
     /// `render.killed`, `render.crashed`); zero for an engine without workers.
     var counts: EngineCounts { get }
+
+    /// Resident memory each worker process holds beside its job's admitted
+    /// bytes — its own heap and the freed heap it keeps for the next job —
+    /// which the render queue sets aside from `limits.maxDecodeMemoryBytes`
+    /// once per worker (Isolation.md § Memory). Zero without worker processes.
+    var workerBaseBytes: Int { get }
+}
+
+extension RenderEngine {
+    public var workerBaseBytes: Int { 0 }
 }
 
 /// What `planAndRender` did.
@@ -122,7 +132,14 @@ public struct EngineCounts: Sendable, Equatable {
 /// person's own file) and the service tests' that look at the pipeline
 /// itself. The worker process runs its jobs through it too.
 public struct InProcessEngine: RenderEngine {
-    public init() {}
+    /// Runs before each decode or encode with the bytes its job was admitted
+    /// with: a render worker gives back there the freed heap it kept beyond
+    /// them (`FreedHeap`, Isolation.md § Memory). Header-only work skips it.
+    private let beforeDecode: @Sendable (_ admittedBytes: Int) -> Void
+
+    public init(beforeDecode: @escaping @Sendable (_ admittedBytes: Int) -> Void = { _ in }) {
+        self.beforeDecode = beforeDecode
+    }
 
     public var counts: EngineCounts { EngineCounts() }
 
@@ -143,19 +160,22 @@ public struct InProcessEngine: RenderEngine {
         if encoding.animation != nil && plan.isAnimated { return .needsMore(plan) }
         guard plan.estimatedMemory <= budget.admittedBytes else { return .needsMore(plan) }
         if deadline.hasPassed { throw .renderTimedOut }
+        beforeDecode(budget.admittedBytes)
         return .rendered(try Self.render(source: source, plan: plan, factsSHA256: nil, encoding: encoding,
                                          deadline: deadline))
     }
 
     public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
                        budget: JobBudget) throws(ServiceError) -> RenderOutput {
-        try Self.render(source: try original.read(), plan: plan, factsSHA256: factsSHA256, encoding: encoding,
-                    deadline: budget.deadline)
+        beforeDecode(budget.admittedBytes)
+        return try Self.render(source: try original.read(), plan: plan, factsSHA256: factsSHA256, encoding: encoding,
+                               deadline: budget.deadline)
     }
 
     public func encode(_ bitmap: Bitmap, encoding: EncodingSpec,
                        budget: JobBudget) throws(ServiceError) -> EncodedThumbnail {
-        try ThumbnailPipeline.encode(bitmap, format: encoding.format, quality: encoding.quality,
+        beforeDecode(budget.admittedBytes)
+        return try ThumbnailPipeline.encode(bitmap, format: encoding.format, quality: encoding.quality,
                                      background: encoding.background, deadline: budget.deadline)
     }
 
@@ -166,8 +186,9 @@ public struct InProcessEngine: RenderEngine {
 
     public func facts(_ original: OriginalFile, header: ImageHeader, sha256: String,
                       budget: JobBudget) throws(ServiceError) -> OriginalFacts {
-        try ThumbnailPipeline.facts(source: try original.read(), header: header, sha256: sha256,
-                                    deadline: budget.deadline)
+        beforeDecode(budget.admittedBytes)
+        return try ThumbnailPipeline.facts(source: try original.read(), header: header, sha256: sha256,
+                                           deadline: budget.deadline)
     }
 
     /// A render job's work on bytes already read, whichever process runs it.

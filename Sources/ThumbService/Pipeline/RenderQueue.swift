@@ -72,6 +72,9 @@ public final class RenderQueue: Sendable {
         var maxQueue: Int
         var maxPrefetch: Int
         var memoryBudget: Int
+        /// Bytes of the budget set aside for what the engine's worker processes
+        /// hold beside their jobs (`RenderEngine.workerBaseBytes` × workers).
+        let reserved: Int
         var stopping = false
         /// Jobs started so far: an idle check that sees it unchanged knows
         /// nothing ran in between.
@@ -80,8 +83,11 @@ public final class RenderQueue: Sendable {
         /// queue's clock, or done. Tests await it after moving their clock.
         var idleCheck: Task<Void, Never>?
 
+        /// What the jobs and holds may use together: the budget less the workers' bases.
+        var jobBudget: Int { max(0, memoryBudget - reserved) }
+
         /// The most a job may cost and still pass a head that waits for memory.
-        var smallCost: Int { memoryBudget / 16 }
+        var smallCost: Int { jobBudget / 16 }
     }
 
     private let state: Mutex<State>
@@ -98,21 +104,24 @@ public final class RenderQueue: Sendable {
     /// `workers` 0 means one per CPU. `whenIdle` runs (in a task) once the
     /// queue has stayed empty with no job running for `idleDelay` on `clock`
     /// after its last job: the service gives freed heap back to the system
-    /// there, when no render can need it again soon.
+    /// there, when no render can need it again soon. `reservedPerWorker`:
+    /// what each worker process holds beside its job, counted against
+    /// `memoryBudget` for good (`RenderEngine.workerBaseBytes`).
     /// The threads `workers` means: 0 is one per CPU.
     public static func workerCount(_ workers: Int) -> Int {
         workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
     }
 
-    public init<C: Clock>(workers: Int, maxQueue: Int, memoryBudget: Int, maxPrefetch: Int = 10_000,
-                          clock: C = ContinuousClock(), idleDelay: Duration = .seconds(1),
+    public init<C: Clock>(workers: Int, maxQueue: Int, memoryBudget: Int, reservedPerWorker: Int = 0,
+                          maxPrefetch: Int = 10_000, clock: C = ContinuousClock(), idleDelay: Duration = .seconds(1),
                           whenIdle: (@Sendable () -> Void)? = nil) where C.Duration == Duration {
         self.clock = AnyClock(clock)
         self.whenIdle = whenIdle
         self.idleDelay = idleDelay
         workerCount = Self.workerCount(workers)
         maxFacts = max(1, workerCount / 2)
-        state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget))
+        state = Mutex(State(maxQueue: maxQueue, maxPrefetch: maxPrefetch, memoryBudget: memoryBudget,
+                            reserved: workerCount * reservedPerWorker))
         for n in 0..<workerCount {
             // Foundation's Thread.name does not reach the kernel on Linux, so
             // top, perf and /proc would show the creating thread's name: the
@@ -139,8 +148,11 @@ public final class RenderQueue: Sendable {
     public func submit(cost: Int, priority: Priority = .live, kind: Kind = .render, ahead: Bool = false,
                        _ work: @escaping @Sendable () -> Void) throws(ServiceError) -> Int {
         let result: Result<Int, ServiceError> = state.withLock { s in
-            if cost > s.memoryBudget {
-                return .failure(.imageTooLarge("decoding needs about \(cost) bytes, over maxDecodeMemoryBytes \(s.memoryBudget)"))
+            if cost > s.jobBudget {
+                let budget = s.reserved == 0 ? "maxDecodeMemoryBytes \(s.memoryBudget)"
+                    : "the \(s.jobBudget) bytes maxDecodeMemoryBytes \(s.memoryBudget) leaves beside its workers' "
+                      + "bases (\(s.reserved))"
+                return .failure(.imageTooLarge("decoding needs about \(cost) bytes, over \(budget)"))
             }
             s.nextID += 1
             let job = Job(id: s.nextID, cost: cost, kind: kind, work: work)
@@ -216,7 +228,9 @@ public final class RenderQueue: Sendable {
     /// The next job that may start now, marked running; nil if none may.
     private func takeJob() -> Job? {
         state.withLock { s in
-            func fits(_ job: Job) -> Bool { s.active == 0 || s.memoryInUse + s.held + job.cost <= s.memoryBudget }
+            // Read once: `fits` also runs while a queue of `s` is being changed.
+            let (idle, committed, jobBudget) = (s.active == 0, s.memoryInUse + s.held, s.jobBudget)
+            func fits(_ job: Job) -> Bool { idle || committed + job.cost <= jobBudget }
             let factsFull = s.factsActive >= maxFacts
             /// With the facts jobs' share taken, the queue as its renders alone see it: the first
             /// render, taken when it fits (renders keep their order among themselves).
@@ -235,7 +249,7 @@ public final class RenderQueue: Sendable {
                 } else if fits(head) {
                     job = s.live.popFirst()
                 } else if !s.largeRunning.isEmpty {
-                    let (smallCost, room) = (s.smallCost, s.memoryBudget - s.memoryInUse - s.held)
+                    let (smallCost, room) = (s.smallCost, s.jobBudget - s.memoryInUse - s.held)
                     job = s.live.remove { $0.cost <= smallCost && $0.cost <= room && !(factsFull && $0.kind == .facts) }
                 }
             } else if let head = s.prefetch.first {
@@ -324,8 +338,8 @@ public final class RenderQueue: Sendable {
         for (hold, then) in granted { then(hold) }
     }
 
-    /// `limits.maxDecodeMemoryBytes` as the queue has it now.
-    var memoryBudget: Int { state.withLock { $0.memoryBudget } }
+    /// What jobs and holds may use now: `limits.maxDecodeMemoryBytes` less the workers' bases.
+    var memoryBudget: Int { state.withLock { $0.jobBudget } }
 
     /// Bytes held outside jobs now, and how many holds wait for room.
     var holds: (bytes: Int, waiting: Int) {
@@ -337,7 +351,7 @@ public final class RenderQueue: Sendable {
     private func grantHolds(_ s: inout State) -> [Granted] {
         var granted: [Granted] = []
         while let head = s.waitingHolds.first,
-              (s.held == 0 && s.active == 0) || s.held + s.memoryInUse + head.bytes <= s.memoryBudget {
+              (s.held == 0 && s.active == 0) || s.held + s.memoryInUse + head.bytes <= s.jobBudget {
             _ = s.waitingHolds.popFirst()
             s.held += head.bytes
             granted.append((MemoryHold(bytes: head.bytes, queue: self), head.then))

@@ -72,7 +72,8 @@ public final class ThumbnailService: Sendable {
         // storm.sh: 159 MiB held 10 s after, 58 MiB once trimmed); trimming when the queue has
         // been idle for a second costs the busy path nothing, unlike a low mmap threshold.
         renders = RenderQueue(workers: configuration.workers, maxQueue: configuration.maxQueue,
-                              memoryBudget: configuration.limits.maxDecodeMemoryBytes, clock: clock,
+                              memoryBudget: configuration.limits.maxDecodeMemoryBytes,
+                              reservedPerWorker: engine.workerBaseBytes, clock: clock,
                               whenIdle: FreedHeap.release)
         negative = NegativeCache(ttl: .seconds(configuration.origin.negativeCacheSeconds), clock: clock)
         let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
