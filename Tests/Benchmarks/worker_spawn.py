@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Times the start of a render worker the way the daemon starts one (Isolation.md):
-`thumbd __worker PARENT-PID` with a SOCK_SEQPACKET channel on descriptor 3, from the
+`thumbd __worker PARENT-PID [UID:GID]` (the ids of `nobody` when run as root, as a root daemon
+passes sandbox.user's) with a SOCK_SEQPACKET channel on descriptor 3, from the
 spawn until its `ready` frame (libraries loaded and warmed up, sandbox entered).
 Prints the median, minimum and maximum of COUNT starts in milliseconds.
 Usage: worker_spawn.py THUMBD_BIN [COUNT]
 """
 import json
 import os
+import pwd
 import socket
 import statistics
 import subprocess
@@ -19,7 +21,11 @@ def start(binary):
     fd = theirs.fileno()
     began = time.monotonic()
     # The shell moves the channel to descriptor 3 and becomes the worker (exec): its parent is this process.
-    child = subprocess.Popen(["/bin/sh", "-c", f'exec "$0" __worker {os.getpid()} 3<&{fd} {fd}<&-', binary],
+    identity = ""
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        identity = f" {nobody.pw_uid}:{nobody.pw_gid}"
+    child = subprocess.Popen(["/bin/sh", "-c", f'exec "$0" __worker {os.getpid()}{identity} 3<&{fd} {fd}<&-', binary],
                              pass_fds=(fd,), stdin=subprocess.DEVNULL,
                              env={"SWIFT_BACKTRACE": "enable=no", "MALLOC_ARENA_MAX": "1"})
     theirs.close()
