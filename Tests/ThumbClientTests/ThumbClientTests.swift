@@ -122,17 +122,24 @@ import ThumbTestSupport
             let answers = await batch.value
             #expect(answers.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
 
-            // A batch another caller still waits for is not cancelled with the first.
-            let source = d.origin.url("/slow.jpg?b=2")
+            // A batch another caller still waits for is not cancelled with the first. The origin holds
+            // the download until the first caller has gone, so no stall of this test's sleeps can let the
+            // batch answer first (a loaded CI host once stalled them past the old 2-s origin's answer: the
+            // first caller got the facts, and the second sent a batch of its own).
+            let gated = try GatedOrigin()
+            defer { gated.stop() }
+            let source = gated.url("/held.jpg")
             let first = Task { await client.info([source]) }
-            try await Task.sleep(for: .milliseconds(100))
+            for _ in 0..<1000 where gated.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(gated.waiting == 1, "the first caller's batch reached the origin")
             let second = Task { await client.info([source]) }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .seconds(1))   // the second joins (the held origin makes waiting safe)
             first.cancel()
             let cancelledAt = ContinuousClock.now
             let gone = await first.value
             #expect(ContinuousClock.now - cancelledAt < .seconds(1), "a cancelled caller returns at once")
-            #expect(gone[source].map { if case .failure(.cancelled) = $0 { true } else { false } } == true)
+            #expect(gone[source].map { if case .failure(.cancelled) = $0 { true } else { false } } == true, "\(gone)")
+            gated.open()
             let kept = await second.value
             #expect((try? kept[source]?.get())?.format == "jpeg", "the second caller's answer: \(kept)")
             #expect(await client.infoBatchesSent == 2, "the second caller joined the first one's batch")
