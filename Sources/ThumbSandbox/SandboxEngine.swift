@@ -210,9 +210,7 @@ public final class SandboxEngine: RenderEngine {
         }
         // From when the job is on a worker, as the worker counts it: starting a replacement
         // after a kill (or waiting for one) is not the job's time.
-        let started = ContinuousClock.now
-        let left = budget.seconds - (ContinuousClock.now - started) / .seconds(1) + Self.killGrace
-        switch worker.finish(timeout: .seconds(max(0, left))) {
+        switch worker.finish(timeout: .seconds(budget.seconds + Self.killGrace)) {
         case .answered(let reply, let fds):
             keep(worker)
             if case .failed(let error) = reply { throw error }

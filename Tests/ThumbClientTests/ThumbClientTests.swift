@@ -104,7 +104,11 @@ import ThumbTestSupport
     @Test func cancellingATaskCancelsItsRequest() async throws {
         try await ClientTestDaemon.with { d in
             let client = d.client()
-            let slow = ThumbnailSpec(source: d.origin.url("/slow.jpg"), width: 32)   // the origin answers after 2 s
+            // Every download is held at this origin until the end, so no stall of the test's sleeps (a
+            // loaded CI host, or strace) can let an answer come before the cancellation it tests.
+            let gated = try GatedOrigin()
+            defer { gated.stop() }
+            let slow = ThumbnailSpec(source: gated.url("/slow.jpg"), width: 32)
             let task = Task { try await client.thumbnail(slow) }
             try await Task.sleep(for: .milliseconds(200))
             task.cancel()
@@ -116,22 +120,20 @@ import ThumbTestSupport
             }
             #expect(error == .cancelled)
 
-            let batch = Task { await client.info([d.origin.url("/slow.jpg?b=1")]) }
+            let batch = Task { await client.info([gated.url("/slow.jpg?b=1")]) }
             try await Task.sleep(for: .milliseconds(200))
             batch.cancel()
             let answers = await batch.value
             #expect(answers.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
 
-            // A batch another caller still waits for is not cancelled with the first. The origin holds
-            // the download until the first caller has gone, so no stall of this test's sleeps can let the
-            // batch answer first (a loaded CI host once stalled them past the old 2-s origin's answer: the
-            // first caller got the facts, and the second sent a batch of its own).
-            let gated = try GatedOrigin()
-            defer { gated.stop() }
-            let source = gated.url("/held.jpg")
+            // A batch another caller still waits for is not cancelled with the first (an origin of its
+            // own holds the batch's download until the first caller has gone).
+            let held = try GatedOrigin()
+            defer { held.stop() }
+            let source = held.url("/held.jpg")
             let first = Task { await client.info([source]) }
-            for _ in 0..<1000 where gated.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(gated.waiting == 1, "the first caller's batch reached the origin")
+            for _ in 0..<1000 where held.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(held.waiting == 1, "the first caller's batch reached the origin")
             let second = Task { await client.info([source]) }
             try await Task.sleep(for: .seconds(1))   // the second joins (the held origin makes waiting safe)
             first.cancel()
@@ -139,7 +141,7 @@ import ThumbTestSupport
             let gone = await first.value
             #expect(ContinuousClock.now - cancelledAt < .seconds(1), "a cancelled caller returns at once")
             #expect(gone[source].map { if case .failure(.cancelled) = $0 { true } else { false } } == true, "\(gone)")
-            gated.open()
+            held.open()
             let kept = await second.value
             #expect((try? kept[source]?.get())?.format == "jpeg", "the second caller's answer: \(kept)")
             #expect(await client.infoBatchesSent == 2, "the second caller joined the first one's batch")
