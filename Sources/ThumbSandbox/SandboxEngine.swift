@@ -245,14 +245,8 @@ public final class SandboxEngine: RenderEngine {
         if !pool.keep(worker) { worker.end() }
     }
 
-    /// Workers waiting for a job (tests: the pool stays within the render threads' count).
-    var idleCount: Int { pool.idleCount }
-
     /// The idle workers' process ids (tests: what a worker keeps between jobs).
     var idleWorkerPIDs: [pid_t] { pool.idlePIDs }
-
-    /// Worker processes that exist now, busy or idle (tests: never above the render threads' count).
-    var liveCount: Int { pool.liveCount }
 
     /// A new worker in a slot the pool has reserved (given back when it is reaped or fails to start).
     private func spawn() throws(ServiceError) -> Worker {

@@ -72,23 +72,10 @@ final class WorkerPool: @unchecked Sendable {
         return idle
     }
 
-    var idleCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return idle.count
-    }
-
     /// The idle workers' process ids (tests: what a worker holds between jobs).
     var idlePIDs: [pid_t] {
         condition.lock()
         defer { condition.unlock() }
         return idle.map(\.process.pid)
-    }
-
-    /// Worker processes that exist now (tests: never above `capacity`).
-    var liveCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return live
     }
 }
