@@ -59,11 +59,12 @@ let package = Package(
         .target(name: "ThumbHTTP", dependencies: ["CThumbSys", "ThumbClock"]),
 
         .target(name: "ThumbJSON"),
-        .target(name: "ThumbSandbox", dependencies: ["CThumbSandbox", "ThumbService", "ThumbCodec", "ThumbImaging"]),
+        .target(name: "ThumbRender", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHashFormat", "ThumbClock", "CThumbSys"]),
+        .target(name: "ThumbSandbox", dependencies: ["CThumbSandbox", "ThumbRender", "ThumbCodec", "ThumbImaging", "ThumbClock"]),
         .target(name: "ThumbFetch", dependencies: ["CThumbCurl"]),
-        .target(name: "ThumbService", dependencies: ["ThumbCodec", "ThumbImaging", "ThumbHashFormat", "ThumbFetch", "ThumbJSON", "CCrypto",
+        .target(name: "ThumbService", dependencies: ["ThumbRender", "ThumbCodec", "ThumbImaging", "ThumbHashFormat", "ThumbFetch", "ThumbJSON", "CCrypto",
                                                      "ThumbClock", "CThumbSys"]),
-        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
+        .target(name: "ThumbAPI", dependencies: ["ThumbService", "ThumbRender", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbJSON", "ThumbImaging",
                                                  "ThumbClock"]),
 
         // The client library: none of the server's modules; libcrypto for HMAC on Linux only
@@ -75,10 +76,10 @@ let package = Package(
         .executableTarget(name: "ThumbClientExample", dependencies: ["ThumbClient"]),
 
         .executableTarget(name: "thumbd",
-                          dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
+                          dependencies: ["ThumbAPI", "ThumbService", "ThumbRender", "ThumbSandbox", "ThumbCodec", "ThumbImaging", "ThumbHTTP",
                                          "ThumbJSON", "ThumbClock"]),
 
-        .executableTarget(name: "ThumbBench", dependencies: ["ThumbService", "ThumbImaging", "ThumbCodec"]),
+        .executableTarget(name: "ThumbBench", dependencies: ["ThumbRender", "ThumbImaging", "ThumbCodec"]),
         .target(name: "FuzzDriver"),
         .executableTarget(name: "FuzzCodec", dependencies: ["FuzzDriver", "ThumbCodec", "ThumbImaging", "ThumbHashFormat"]),
         .executableTarget(name: "FuzzStructure", dependencies: ["FuzzDriver", "ThumbCodec"]),
@@ -91,7 +92,7 @@ let package = Package(
 
         // Shared by the test targets: loopback origins, servers and clients,
         // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
-        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging", "ThumbService"],
+        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging", "ThumbRender"],
                 path: "Tests/ThumbTestSupport"),
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat"]),
@@ -101,13 +102,14 @@ let package = Package(
         .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbTestSupport"]),
         .testTarget(name: "ThumbFetchTests", dependencies: ["ThumbFetch", "CThumbCurl", "ThumbTestSupport"]),
-        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbService", "ThumbFetch", "ThumbImaging", "ThumbClock",
+        .testTarget(name: "ThumbRenderTests", dependencies: ["ThumbRender", "ThumbCodec", "ThumbImaging", "ThumbTestSupport"]),
+        .testTarget(name: "ThumbServiceTests", dependencies: ["ThumbRender", "ThumbService", "ThumbFetch", "ThumbImaging", "ThumbClock",
                                                               "ThumbTestSupport"]),
-        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
+        .testTarget(name: "ThumbAPITests", dependencies: ["ThumbRender", "ThumbAPI", "ThumbService", "ThumbSandbox", "ThumbHTTP", "ThumbFetch", "ThumbImaging", "ThumbCodec", "ThumbHashFormat",
                                                           "ThumbJSON", "ThumbClock", "ThumbTestSupport"]),
-        .testTarget(name: "ThumbSandboxTests", dependencies: ["ThumbSandbox", "CThumbSandbox"]),
-        .testTarget(name: "ThumbdTests", dependencies: ["thumbd", "ThumbTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "ThumbClientTests", dependencies: ["ThumbClient", "ThumbAPI", "ThumbService", "ThumbHTTP",
+        .testTarget(name: "ThumbSandboxTests", dependencies: ["ThumbRender", "ThumbSandbox", "CThumbSandbox"]),
+        .testTarget(name: "ThumbdTests", dependencies: ["ThumbRender", "thumbd", "ThumbTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ThumbClientTests", dependencies: ["ThumbRender", "ThumbClient", "ThumbAPI", "ThumbService", "ThumbHTTP",
                                                              "ThumbTestSupport"]),
     ]
 )

@@ -9,10 +9,10 @@ static int64_t monotonic_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-thumbd_deadline thumbd_deadline_in(double seconds) {
+thumbd_deadline thumbd_deadline_in(int64_t nanoseconds) {
     // Never 0 (that means "none"): a deadline already past is at least 1 ns.
     int64_t now = monotonic_ns();
-    int64_t at = seconds <= 0 ? now : seconds >= 1e9 ? INT64_MAX : now + (int64_t)(seconds * 1e9);
+    int64_t at = nanoseconds <= 0 ? now : nanoseconds >= INT64_MAX - now ? INT64_MAX : now + nanoseconds;
     thumbd_deadline deadline = { at > 0 ? at : 1 };
     return deadline;
 }

@@ -1,6 +1,7 @@
 import Synchronization
 import ThumbFetch
 import ThumbHTTP
+import ThumbRender
 import ThumbSandbox
 import ThumbService
 

@@ -1,5 +1,6 @@
-import ThumbService
 import ThumbJSON
+import ThumbRender
+import ThumbService
 /// A `POST /prefetch` body (API.md § Prefetch): `{"items": [{...}, ...]}`, each item
 /// with the fields and rules of `/thumbnail`. All or nothing: one bad item
 /// makes the whole batch a `400` and nothing is queued.

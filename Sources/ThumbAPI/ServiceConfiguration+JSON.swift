@@ -1,8 +1,9 @@
 import Foundation
 import ThumbFetch
 import ThumbImaging
-import ThumbService
 import ThumbJSON
+import ThumbRender
+import ThumbService
 
 extension ServiceConfiguration {
     /// Takes the service core's keys from the top level of the config file

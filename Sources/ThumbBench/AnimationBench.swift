@@ -1,7 +1,7 @@
 import Foundation
 import ThumbCodec
 import ThumbImaging
-import ThumbService
+import ThumbRender
 
 /// `--animate`: an animated GIF or WebP rendered to an animated WebP
 /// (`ThumbnailPipeline.renderAnimation`), in memory, repeated. One line per
@@ -24,7 +24,7 @@ enum AnimationBench {
             }
             let source = [UInt8](data)
             let limits = PipelineLimits()
-            do throws(ServiceError) {
+            do throws(RenderError) {
                 let plan = try ThumbnailPipeline.plan(source: source, variant: variant, limits: limits)
                 var times: [Double] = [], cpu: [Double] = []
                 var result: AnimatedRendition?

@@ -1,6 +1,6 @@
 import Foundation
 import ThumbImaging
-import ThumbService
+import ThumbRender
 
 // In-process pipeline benchmark: decode + scale + encode of each file, in
 // memory, repeated; prints one line per file: "<name> <median ms> <min ms>".

@@ -16,9 +16,13 @@ public struct RenderDeadline: Sendable {
 
     private init(raw: thumbd_deadline) { self.raw = raw }
 
-    /// `seconds` from now on the monotonic clock; 0 or less has already passed.
-    public init(seconds: Double) {
-        raw = thumbd_deadline_in(seconds)
+    /// `duration` from now on the monotonic clock; zero or less has already
+    /// passed. The one place a job's time becomes C time: the service counts
+    /// its deadlines on its own clock and hands the codecs what remains.
+    public init(after duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        raw = thumbd_deadline_in(overflow ? (seconds < 0 ? .min : .max) : whole &+ attoseconds / 1_000_000_000)
     }
 
     public var hasPassed: Bool { thumbd_deadline_passed(raw) != 0 }

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import ThumbCodec
 import ThumbImaging
-import ThumbService
+import ThumbRender
 
 /// The daemon's engine (SPEC §16, Isolation.md): every probe, decode, scale,
 /// compose and encode runs in a worker process spawned from the thumbd
@@ -31,7 +31,7 @@ public final class SandboxEngine: RenderEngine {
     public static let ownResidentBytes = 8 << 20
     /// Grace past the deadline before the kill: a worker that noticed the
     /// deadline itself answers `renderTimedOut` in that time and is kept.
-    static let killGrace = 0.05
+    static let killGrace = Duration.milliseconds(50)
 
     let executable: String
     private let pool: WorkerPool
@@ -87,7 +87,7 @@ public final class SandboxEngine: RenderEngine {
     // MARK: RenderEngine
 
     public func plan(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
-                     budget: JobBudget) throws(ServiceError) -> RenderPlan {
+                     budget: JobBudget) throws(RenderError) -> RenderPlan {
         let (reply, _) = try run(.plan(variant: variant, limits: limits), original: original, budget: budget)
         guard case .plan(let plan) = reply else { throw unexpected(reply) }
         return plan
@@ -95,7 +95,7 @@ public final class SandboxEngine: RenderEngine {
 
     public func planAndRender(_ original: OriginalFile, variant: PreparedVariant, limits: PipelineLimits,
                               focus: FocalPoint?, encoding: EncodingSpec,
-                              budget: JobBudget) throws(ServiceError) -> PlannedRender {
+                              budget: JobBudget) throws(RenderError) -> PlannedRender {
         let (reply, fds) = try run(.planAndRender(variant: variant, limits: limits, focus: focus, encoding: encoding,
                                                   admittedBytes: budget.admittedBytes),
                                    original: original, budget: budget)
@@ -105,7 +105,7 @@ public final class SandboxEngine: RenderEngine {
     }
 
     public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
-                       budget: JobBudget) throws(ServiceError) -> RenderOutput {
+                       budget: JobBudget) throws(RenderError) -> RenderOutput {
         let (reply, fds) = try run(.render(plan: plan, factsSHA256: factsSHA256, encoding: encoding),
                                    original: original, budget: budget)
         return try output(reply, fds, maxSide: max(plan.geometry.width, plan.geometry.height),
@@ -114,7 +114,7 @@ public final class SandboxEngine: RenderEngine {
 
     /// A render's answer, checked: its bitmap is no larger than the result may be.
     private func output(_ reply: WorkerReply, _ fds: [OwnedFileDescriptor], maxSide: Int,
-                        maxFrames: Int) throws(ServiceError) -> RenderOutput {
+                        maxFrames: Int) throws(RenderError) -> RenderOutput {
         guard case .rendered(let bw, let bh, let facts, let format, let width, let height, let frames,
                              let fromAnimation) = reply, fds.count == 2,
               bw > 0, bh > 0, bw <= maxSide, bh <= maxSide, frames >= 1, frames <= maxFrames
@@ -132,7 +132,7 @@ public final class SandboxEngine: RenderEngine {
     }
 
     public func encode(_ bitmap: Bitmap, encoding: EncodingSpec,
-                       budget: JobBudget) throws(ServiceError) -> EncodedThumbnail {
+                       budget: JobBudget) throws(RenderError) -> EncodedThumbnail {
         let memory: OwnedFileDescriptor
         do {
             memory = try SharedMemory.sealed(name: "thumbd-bitmap", bytes: bitmap.pixels)
@@ -140,7 +140,7 @@ public final class SandboxEngine: RenderEngine {
             throw .internalError("sharing a bitmap with a worker failed: \(error)")
         }
         // Open until the job is sent: an optimized build ends an object's life at its last use.
-        let (reply, fds) = try withExtendedLifetime(memory) { () throws(ServiceError) in
+        let (reply, fds) = try withExtendedLifetime(memory) { () throws(RenderError) in
             try run(.encode(width: bitmap.width, height: bitmap.height, encoding: encoding),
                     descriptor: memory.rawValue, offset: 0, length: bitmap.byteCount, budget: budget)
         }
@@ -152,14 +152,14 @@ public final class SandboxEngine: RenderEngine {
     }
 
     public func probe(_ original: OriginalFile, limits: PipelineLimits,
-                      budget: JobBudget) throws(ServiceError) -> ImageHeader {
+                      budget: JobBudget) throws(RenderError) -> ImageHeader {
         let (reply, _) = try run(.probe(limits: limits), original: original, budget: budget)
         guard case .header(let header) = reply else { throw unexpected(reply) }
         return header
     }
 
     public func facts(_ original: OriginalFile, header: ImageHeader, sha256: String,
-                      budget: JobBudget) throws(ServiceError) -> OriginalFacts {
+                      budget: JobBudget) throws(RenderError) -> OriginalFacts {
         let (reply, _) = try run(.facts(header: header, sha256: sha256), original: original, budget: budget)
         guard case .facts(let facts) = reply else { throw unexpected(reply) }
         return facts
@@ -174,9 +174,9 @@ public final class SandboxEngine: RenderEngine {
     }
 
     private func run(_ job: WorkerRequest.Job, original: OriginalFile,
-                     budget: JobBudget) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
+                     budget: JobBudget) throws(RenderError) -> (WorkerReply, [OwnedFileDescriptor]) {
         let span = original.span
-        return try withExtendedLifetime(original) { () throws(ServiceError) in
+        return try withExtendedLifetime(original) { () throws(RenderError) in
             try run(job, descriptor: span.descriptor, offset: span.offset, length: original.length, budget: budget)
         }
     }
@@ -185,9 +185,10 @@ public final class SandboxEngine: RenderEngine {
     /// A worker found dead when its job is sent (it died idle) is replaced
     /// once; the job itself is never sent twice.
     private func run(_ job: WorkerRequest.Job, descriptor: Int32?, offset: Int, length: Int,
-                     budget: JobBudget) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
-        guard budget.seconds > 0 else { throw .renderTimedOut }
-        let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, seconds: budget.seconds,
+                     budget: JobBudget) throws(RenderError) -> (WorkerReply, [OwnedFileDescriptor]) {
+        let time = budget.deadline.remaining
+        guard time > .zero else { throw .renderTimedOut }
+        let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, time: time,
                                     admittedBytes: budget.admittedBytes)
         let frame: [UInt8]
         do {
@@ -195,12 +196,12 @@ public final class SandboxEngine: RenderEngine {
         } catch {
             throw .internalError("a job that could not be written: \(error)")
         }
-        var worker = try pool.checkOut { () throws(ServiceError) in try spawn() }
+        var worker = try pool.checkOut { () throws(RenderError) in try spawn() }
         do {
             try worker.start(frame, descriptor: descriptor, memoryCap: Self.cap(budget))
         } catch {
             worker.end()
-            worker = try pool.checkOut { () throws(ServiceError) in try spawn() }
+            worker = try pool.checkOut { () throws(RenderError) in try spawn() }
             do {
                 try worker.start(frame, descriptor: descriptor, memoryCap: Self.cap(budget))
             } catch {
@@ -210,7 +211,7 @@ public final class SandboxEngine: RenderEngine {
         }
         // From when the job is on a worker, as the worker counts it: starting a replacement
         // after a kill (or waiting for one) is not the job's time.
-        switch worker.finish(timeout: .seconds(budget.seconds + Self.killGrace)) {
+        switch worker.finish(timeout: time + Self.killGrace) {
         case .answered(let reply, let fds):
             keep(worker)
             if case .failed(let error) = reply { throw error }
@@ -249,7 +250,7 @@ public final class SandboxEngine: RenderEngine {
     var idleWorkerPIDs: [pid_t] { pool.idlePIDs }
 
     /// A new worker in a slot the pool has reserved (given back when it is reaped or fails to start).
-    private func spawn() throws(ServiceError) -> Worker {
+    private func spawn() throws(RenderError) -> Worker {
         let identity: WorkerIdentity?
         do {
             identity = try workerIdentity()
@@ -287,7 +288,7 @@ public final class SandboxEngine: RenderEngine {
         }
     }
 
-    private func read(_ fd: OwnedFileDescriptor, maxBytes: Int) throws(ServiceError) -> [UInt8] {
+    private func read(_ fd: OwnedFileDescriptor, maxBytes: Int) throws(RenderError) -> [UInt8] {
         guard let raw = fd.rawValue else { throw .internalError("a worker's result without a descriptor") }
         do {
             return try SharedMemory.readSealed(raw, maxBytes: maxBytes)
@@ -296,7 +297,7 @@ public final class SandboxEngine: RenderEngine {
         }
     }
 
-    private func unexpected(_ reply: WorkerReply) -> ServiceError {
+    private func unexpected(_ reply: WorkerReply) -> RenderError {
         .internalError("a worker answered out of turn: \(reply)")
     }
 }

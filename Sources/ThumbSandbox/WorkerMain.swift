@@ -1,8 +1,9 @@
 import CThumbSandbox
 import Foundation
+import ThumbClock
 import ThumbCodec
 import ThumbImaging
-import ThumbService
+import ThumbRender
 
 /// The worker process (`thumbd __worker DAEMON-PID`, Isolation.md): loads
 /// its libraries, enters its sandbox, then runs one job at a time from the
@@ -82,6 +83,10 @@ public enum WorkerMain {
     }
 
     /// One job's reply and the descriptors that go with it (closed once sent).
+    /// The worker's clock: its jobs' deadlines are set on it from the time
+    /// left that each job brings.
+    static let clock = AnyClock(ContinuousClock())
+
     static func answer(_ frame: WorkerChannel.Frame) -> (WorkerReply, [OwnedFileDescriptor]) {
         let request: WorkerRequest
         do {
@@ -89,10 +94,11 @@ public enum WorkerMain {
         } catch {
             return (.failed(.internalError("a job the worker could not read: \(error)")), [])
         }
-        let budget = JobBudget(seconds: request.seconds, admittedBytes: request.admittedBytes)
+        let deadline = Deadline(after: request.time, on: clock)
+        let budget = JobBudget(deadline: deadline, admittedBytes: request.admittedBytes)
         // What the last job freed stays for this one's decode only as far as this one was admitted for it.
         let engine = InProcessEngine { FreedHeap.release(keeping: max(SandboxEngine.keptHeapBytes, $0)) }
-        do throws(ServiceError) {
+        do throws(RenderError) {
             switch request.job {
             case .encode(let width, let height, let encoding):
                 guard let fd = frame.fds.first?.rawValue else { throw .internalError("no bitmap to encode") }
@@ -118,7 +124,7 @@ public enum WorkerMain {
                 case .facts(let header, let sha256):
                     return (.facts(try engine.facts(original, header: header, sha256: sha256, budget: budget)), [])
                 case .planAndRender(let variant, let limits, let focus, let encoding, let admitted):
-                    let job = JobBudget(seconds: request.seconds, admittedBytes: admitted)
+                    let job = JobBudget(deadline: deadline, admittedBytes: admitted)
                     switch try engine.planAndRender(original, variant: variant, limits: limits, focus: focus,
                                                     encoding: encoding, budget: job) {
                     case .rendered(let output): return try rendered(output)
@@ -137,7 +143,7 @@ public enum WorkerMain {
     }
 
     /// A render's reply: its bitmap and rendition as sealed memfds.
-    private static func rendered(_ output: RenderOutput) throws(ServiceError) -> (WorkerReply, [OwnedFileDescriptor]) {
+    private static func rendered(_ output: RenderOutput) throws(RenderError) -> (WorkerReply, [OwnedFileDescriptor]) {
         let memories = try shared { () throws(SandboxError) in
             [try SharedMemory.sealed(name: "thumbd-bitmap", bytes: output.bitmap.pixels),
              try SharedMemory.sealed(name: "thumbd-encoded", bytes: output.encoded.bytes)]
@@ -149,7 +155,7 @@ public enum WorkerMain {
     }
 
     /// A shared-memory step whose failure is the worker's, not the image's.
-    private static func shared<T>(_ body: () throws(SandboxError) -> T) throws(ServiceError) -> T {
+    private static func shared<T>(_ body: () throws(SandboxError) -> T) throws(RenderError) -> T {
         do {
             return try body()
         } catch {
@@ -164,7 +170,7 @@ public enum WorkerMain {
         let engine = InProcessEngine()
         var bitmap = Bitmap(width: 2, height: 2)
         for i in stride(from: 0, to: bitmap.pixels.count, by: 4) { bitmap.pixels[i + 3] = 255 }
-        let budget = JobBudget(seconds: 30, admittedBytes: 0)
+        let budget = JobBudget(deadline: Deadline(after: .seconds(30), on: clock), admittedBytes: 0)
         for format in [OutputFormat.jpeg, .png, .webp, .avif] {
             guard let encoded = try? engine.encode(bitmap, encoding: EncodingSpec(format: format, quality: 80,
                                                                                  background: nil),

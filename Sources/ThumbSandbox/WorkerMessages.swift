@@ -1,7 +1,7 @@
 import Foundation
 import ThumbCodec
 import ThumbImaging
-import ThumbService
+import ThumbRender
 
 /// One job the daemon sends a worker, as one JSON frame (Isolation.md §
 /// Protocol). Bulk bytes never travel in the frame: the original is the
@@ -21,8 +21,10 @@ struct WorkerRequest: Codable, Sendable {
     var job: Job
     var originalOffset: Int
     var originalLength: Int
-    /// The job's share of `limits.maxRenderSeconds`, from when the worker reads the frame.
-    var seconds: Double
+    /// The time left of the job's `limits.maxRenderSeconds`, from when the
+    /// worker reads the frame: a deadline crosses into the worker as a span
+    /// and is set again on the worker's own clock.
+    var time: Duration
     /// The memory the job was admitted with: freed heap the worker keeps beyond
     /// it (and beyond `SandboxEngine.keptHeapBytes`) goes back before the job.
     var admittedBytes = 0
@@ -41,7 +43,7 @@ enum WorkerReply: Codable, Sendable {
     case encoded(format: OutputFormat, width: Int, height: Int)
     case rendered(bitmapWidth: Int, bitmapHeight: Int, facts: OriginalFacts?,
                   format: OutputFormat, width: Int, height: Int, frames: Int, fromAnimation: Bool)
-    case failed(ServiceError)
+    case failed(RenderError)
 }
 
 /// Frames as JSON: small (a plan, a header, facts) and read by code that

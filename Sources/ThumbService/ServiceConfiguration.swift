@@ -1,5 +1,6 @@
 import ThumbFetch
 import ThumbImaging
+import ThumbRender
 
 /// What the service core reads of thumbd's configuration (Configuration.md):
 /// renders, caches, the disk store, limits, origins and output. The daemon's

@@ -1,3 +1,5 @@
+import ThumbRender
+
 /// Every way a thumbd request can fail, one case per Errors.md error code.
 ///
 /// Every layer below converts its own typed error into one of these cases;
@@ -79,5 +81,33 @@ public enum ServiceError: Error, Equatable, Sendable, Codable {
         case .badRequest, .unauthorized, .forbiddenSource, .badSignature, .notFound, .methodNotAllowed,
              .renderTimedOut, .workerCrashed, .workerFiltered, .outOfMemory, .internalError, .overloaded, .originTimeout: .momentary
         }
+    }
+}
+
+extension ServiceError {
+    /// A job's failure (`RenderError`, whichever engine ran it) as the
+    /// request's: one to one, the render's cases being a subset of these.
+    public init(_ error: RenderError) {
+        switch error {
+        case .badRequest(let m): self = .badRequest(m)
+        case .unsupportedFormat(let m): self = .unsupportedFormat(m)
+        case .imageTooLarge(let m): self = .imageTooLarge(m)
+        case .corruptImage(let m): self = .corruptImage(m)
+        case .renderTimedOut: self = .renderTimedOut
+        case .workerCrashed(let m): self = .workerCrashed(m)
+        case .workerFiltered(let m): self = .workerFiltered(m)
+        case .outOfMemory(let m): self = .outOfMemory(m)
+        case .internalError(let m): self = .internalError(m)
+        }
+    }
+}
+
+/// Runs a job of the render layer in a service context: its `RenderError`
+/// becomes the request's `ServiceError`.
+func rendering<T>(_ body: () throws(RenderError) -> T) throws(ServiceError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw ServiceError(error)
     }
 }

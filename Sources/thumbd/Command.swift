@@ -1,5 +1,5 @@
 import ThumbImaging
-import ThumbService
+import ThumbRender
 
 /// What the command line asks thumbd to do (CommandLine.md).
 enum Command: Equatable {

@@ -1,5 +1,5 @@
 import ThumbImaging
-import ThumbService
+import ThumbRender
 
 /// Turns `argv` (without the program name) into a `Command`.
 enum CommandLineParser {

@@ -1,5 +1,6 @@
 import Foundation
 import ThumbAPI
+import ThumbRender
 import ThumbService
 
 /// `thumbd info INPUT` (CommandLine.md): the `/info` object of a local file,
@@ -12,7 +13,7 @@ enum InfoCommand {
             return fail("cannot read \(path)")
         }
         let source = [UInt8](data)
-        do throws(ServiceError) {
+        do throws(RenderError) {
             let header = try ThumbnailPipeline.probe(source: source, limits: limits)
             let facts = try ThumbnailPipeline.facts(source: source, header: header, sha256: "")
             let answer = InfoAnswer(url: "", bytes: source.count, facts: facts)

@@ -1,5 +1,5 @@
 import Foundation
-import ThumbService
+import ThumbRender
 
 extension ThumbnailCommand {
     /// Runs the service's decode/scale/encode pipeline on a local file (CommandLine.md).
@@ -8,7 +8,7 @@ extension ThumbnailCommand {
         guard let data = FileManager.default.contents(atPath: input) else {
             return fail("cannot read \(input)")
         }
-        do throws(ServiceError) {
+        do throws(RenderError) {
             let variant = self.variant(defaultQuality: defaultQuality)
             let source = [UInt8](data)
             let encoded: EncodedThumbnail
@@ -33,7 +33,7 @@ extension ThumbnailCommand {
     /// The plan of an animated source (SPEC §14), its `attention` window
     /// placed on the first frame's focus; nil for a still.
     private func animationPlan(source: [UInt8], variant: PreparedVariant,
-                               limits: PipelineLimits) throws(ServiceError) -> RenderPlan? {
+                               limits: PipelineLimits) throws(RenderError) -> RenderPlan? {
         let plan = try ThumbnailPipeline.plan(source: source, variant: variant, limits: limits)
         guard plan.isAnimated else { return nil }
         guard plan.geometry.needsFocus else { return plan }

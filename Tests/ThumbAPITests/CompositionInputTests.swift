@@ -1,6 +1,7 @@
 import Testing
-import ThumbImaging
 @testable import ThumbAPI
+import ThumbImaging
+import ThumbRender
 @testable import ThumbService
 
 /// The composition parameters where JSON carries them (API.md § Prefetch,

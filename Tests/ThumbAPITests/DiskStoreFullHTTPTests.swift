@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
 import Testing
-import ThumbTestSupport
 @testable import ThumbAPI
 @testable import ThumbImaging
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// Configuration.md `diskStore` over HTTP: a daemon whose disk store cannot
 /// write answers `200` all the same, also when it starts on a file system

@@ -10,6 +10,7 @@ import ThumbHTTP
 @testable import ThumbAPI
 @testable import ThumbJSON
 @testable import ThumbService
+import ThumbRender
 
 /// The whole service over real loopback sockets: thumbd's HTTP server with the
 /// service handler in front of a real origin, both on 127.0.0.1.

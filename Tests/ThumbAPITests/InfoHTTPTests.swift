@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+@testable import ThumbAPI
 import ThumbCodec
 import ThumbHashFormat
 import ThumbImaging
+import ThumbRender
 import ThumbService
 import ThumbTestSupport
-@testable import ThumbAPI
 
 /// `GET`/`HEAD /info` over real sockets with a loopback origin (API.md § /info): the
 /// fields against the image, the headers, computed once per original whichever

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 @testable import ThumbAPI
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// `format=auto` by `Accept`, `dpr`, and what they do to the cache key.
 struct NegotiationTests {

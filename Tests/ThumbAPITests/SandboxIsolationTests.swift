@@ -1,10 +1,12 @@
 import Foundation
 import Testing
-import ThumbImaging
-import ThumbTestSupport
 @testable import ThumbAPI
+import ThumbClock
+import ThumbImaging
+import ThumbRender
 @testable import ThumbSandbox
 @testable import ThumbService
+import ThumbTestSupport
 
 /// SPEC §16 through the real daemon: renders run in worker processes
 /// spawned from the thumbd binary, and reuse them. What a worker that hangs,
@@ -52,16 +54,16 @@ import ThumbTestSupport
         let fd = open(path, O_RDONLY)
         try #require(fd >= 0)
         let original = OriginalFile(descriptor: fd, offset: 0, length: png.count)
-        let budget = JobBudget(seconds: 60, admittedBytes: 512 << 20)
+        let budget = JobBudget(deadline: Deadline(after: .seconds(60), on: AnyClock(ContinuousClock())), admittedBytes: 512 << 20)
         let plan = try engine.plan(original, variant: PreparedVariant(width: 2400, height: nil, fit: .inside),
                                    limits: ServiceConfiguration().pipelineLimits, budget: budget)
         let output = try engine.render(original, plan: plan, factsSHA256: nil,
                                        encoding: EncodingSpec(format: .jpeg, quality: 80, background: nil),
-                                       budget: JobBudget(seconds: 60, admittedBytes: plan.estimatedMemory))
+                                       budget: JobBudget(deadline: Deadline(after: .seconds(60), on: AnyClock(ContinuousClock())), admittedBytes: plan.estimatedMemory))
         #expect(output.bitmap.width == 2400)
         _ = try engine.encode(Bitmap(width: 1, height: 1),
                               encoding: EncodingSpec(format: .png, quality: 80, background: nil),
-                              budget: JobBudget(seconds: 60, admittedBytes: 0))
+                              budget: JobBudget(deadline: Deadline(after: .seconds(60), on: AnyClock(ContinuousClock())), admittedBytes: 0))
         let pid = try #require(engine.idleWorkerPIDs.first)
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") })

@@ -2,13 +2,14 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
-import ThumbCodec
-import ThumbImaging
-import ThumbTestSupport
-@testable import ThumbFetch
 @testable import ThumbAPI
+import ThumbCodec
+@testable import ThumbFetch
+import ThumbImaging
 @testable import ThumbJSON
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// The shared store is a cache, not an authority (SeveralInstances.md § What
 /// a writer in the bucket can do): a second writer — the test itself, PUTting

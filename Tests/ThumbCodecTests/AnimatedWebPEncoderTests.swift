@@ -121,7 +121,7 @@ import ThumbImaging
         let encoder = try AnimatedWebPEncoder(width: 40, height: 30, quality: 80, loopCount: 0)
         try encoder.add(Self.frame(1, x: 0), durationMilliseconds: 100)
         #expect(throws: CodecError.deadlineExceeded) {
-            try encoder.add(Self.frame(2, x: 5), durationMilliseconds: 100, deadline: RenderDeadline(seconds: 0))
+            try encoder.add(Self.frame(2, x: 5), durationMilliseconds: 100, deadline: RenderDeadline(after: .zero))
         }
         #expect(throws: CodecError.self) {
             try AnimatedWebPEncoder(width: 40, height: 30, quality: 80, loopCount: 0).finish()

@@ -57,7 +57,7 @@ import ThumbImaging
         var caught: CodecError?
         let seconds = Self.cpuSeconds {
             do throws(CodecError) {
-                try AnimationDecoder.decode(bytes, header: header, maxFrames: 10, deadline: RenderDeadline(seconds: 0.2)) { _ in
+                try AnimationDecoder.decode(bytes, header: header, maxFrames: 10, deadline: RenderDeadline(after: .milliseconds(200))) { _ in
                     frames += 1
                 }
             } catch {

@@ -17,13 +17,13 @@ import ThumbImaging
         let header = try ImageDecoder.probe(data, maxPixels: 1 << 26)
         var sink = CountingSink()
         #expect(throws: CodecError.deadlineExceeded) {
-            try ImageDecoder.decode(data, header: header, minimumDisplayedSize: nil, deadline: RenderDeadline(seconds: 0),
+            try ImageDecoder.decode(data, header: header, minimumDisplayedSize: nil, deadline: RenderDeadline(after: .zero),
                                     into: &sink)
         }
         #expect(sink.rows < header.height)
         // The same decode with time to spare completes.
         var full = CountingSink()
-        try ImageDecoder.decode(data, header: header, minimumDisplayedSize: nil, deadline: RenderDeadline(seconds: 60),
+        try ImageDecoder.decode(data, header: header, minimumDisplayedSize: nil, deadline: RenderDeadline(after: .seconds(60)),
                                 into: &full)
         #expect(full.rows == header.height)
     }
@@ -37,7 +37,7 @@ import ThumbImaging
         let header = try ImageDecoder.probe(png, maxPixels: 1 << 26)
         var sink = CountingSink()
         #expect(throws: CodecError.deadlineExceeded) {
-            try ImageDecoder.decode(png, header: header, minimumDisplayedSize: nil, deadline: RenderDeadline(seconds: 0.002),
+            try ImageDecoder.decode(png, header: header, minimumDisplayedSize: nil, deadline: RenderDeadline(after: .milliseconds(2)),
                                     into: &sink)
         }
         #expect(sink.rows < side)
@@ -45,13 +45,13 @@ import ThumbImaging
 
     @Test func aPassedDeadlineStopsEveryEncoder() throws {
         let bitmap = Bitmap(width: 64, height: 64, pixels: [UInt8](repeating: 200, count: 64 * 64 * 4))
-        let passed = RenderDeadline(seconds: 0)
-        #expect(passed.hasPassed && !RenderDeadline.none.hasPassed && !RenderDeadline(seconds: 60).hasPassed)
+        let passed = RenderDeadline(after: .zero)
+        #expect(passed.hasPassed && !RenderDeadline.none.hasPassed && !RenderDeadline(after: .seconds(60)).hasPassed)
         #expect(throws: CodecError.deadlineExceeded) { try JPEGEncoder.encode(bitmap, quality: 80, deadline: passed) }
         #expect(throws: CodecError.deadlineExceeded) { try PNGEncoder.encode(bitmap, deadline: passed) }
         #expect(throws: CodecError.deadlineExceeded) { try WebPEncoder.encode(bitmap, quality: 80, deadline: passed) }
         #expect(throws: CodecError.deadlineExceeded) { try AVIFEncoder.encode(bitmap, quality: 80, deadline: passed) }
-        let later = RenderDeadline(seconds: 60)
+        let later = RenderDeadline(after: .seconds(60))
         #expect(try !JPEGEncoder.encode(bitmap, quality: 80, deadline: later).isEmpty)
         #expect(try !PNGEncoder.encode(bitmap, deadline: later).isEmpty)
         #expect(try !WebPEncoder.encode(bitmap, quality: 80, deadline: later).isEmpty)

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
 @testable import ThumbImaging
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// `gravity=attention` through the service (API.md § Composition): the
 /// window lands on an off-centre subject, and the original's focus is

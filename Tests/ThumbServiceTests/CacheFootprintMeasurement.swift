@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// How `CostLRU.entryOverhead` and the caches' counted bytes were checked
 /// against real memory: fill a cache with many small entries and compare

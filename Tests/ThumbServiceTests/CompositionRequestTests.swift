@@ -1,5 +1,6 @@
 import Testing
 import ThumbImaging
+import ThumbRender
 @testable import ThumbService
 
 /// API.md § Composition: how `gravity`, `fp`, `bg`, `blur`, `sharpen` and

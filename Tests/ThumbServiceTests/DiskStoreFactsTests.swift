@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ThumbImaging
+import ThumbRender
 @testable import ThumbService
 
 /// Facts beside their original (`DiskStore+Facts.swift`): kept, counted,

@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
 @testable import ThumbImaging
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// Configuration.md `diskStore`: a store that cannot write never fails a
 /// request (issue 34 item 4; an attack filled the store's file system and

@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 import ThumbFetch
-import ThumbTestSupport
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// An origin seam whose bytes a test replaces: it answers 304 to the ETag of
 /// what it serves now, and new bytes otherwise.

@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
 import Testing
-import ThumbImaging
-import ThumbTestSupport
 @testable import ThumbFetch
+import ThumbImaging
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// Statistics.md `memoryCache.bytes`: an entry costs every byte it holds,
 /// not only its pixels, so the figure follows the memory really held.

@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// SourcesAndLimits.md § Renders: the header probe runs where renders run — on a
 /// render worker, admitted by memory, under the render deadline — and a

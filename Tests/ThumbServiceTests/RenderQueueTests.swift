@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 import Testing
-import ThumbTestSupport
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 /// A gate jobs block on until the test opens it.
 private final class Gate: Sendable {

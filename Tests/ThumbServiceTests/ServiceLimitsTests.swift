@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
-import ThumbTestSupport
 @testable import ThumbFetch
+import ThumbRender
 @testable import ThumbService
+import ThumbTestSupport
 
 @Suite(.serialized) struct ServiceLimitsTests {
     /// 1000 distinct variants of one source (10 sizes × 100 qualities) through a

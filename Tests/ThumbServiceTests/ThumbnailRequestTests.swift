@@ -1,5 +1,6 @@
 import Testing
 import ThumbImaging
+import ThumbRender
 @testable import ThumbService
 
 @Suite struct ThumbnailRequestTests {

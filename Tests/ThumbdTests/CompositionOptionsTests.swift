@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ThumbImaging
+import ThumbRender
 @testable import ThumbService
 @testable import thumbd
 

@@ -25,8 +25,8 @@ typedef struct {
     int64_t not_after_ns;
 } thumbd_deadline;
 
-/// A deadline `seconds` from now (CLOCK_MONOTONIC); seconds <= 0 is already past.
-thumbd_deadline thumbd_deadline_in(double seconds);
+/// A deadline `nanoseconds` from now (CLOCK_MONOTONIC); 0 or less is already past.
+thumbd_deadline thumbd_deadline_in(int64_t nanoseconds);
 /// Whether the deadline has passed (never for a zero deadline).
 int thumbd_deadline_passed(thumbd_deadline deadline);
 

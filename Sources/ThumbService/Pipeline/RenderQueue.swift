@@ -2,6 +2,7 @@ import CThumbSys
 import Foundation
 import Synchronization
 import ThumbClock
+import ThumbRender
 
 /// The bounded pool of render workers (Configuration.md `workers`, `maxQueue`,
 /// `limits.maxDecodeMemoryBytes`). Decoding never runs on the socket threads:

@@ -1,3 +1,5 @@
+import ThumbRender
+
 /// `format=auto` against a request's `Accept` header: the first of
 /// `output.autoFormats` whose media type the client lists with a non-zero
 /// quality. Wildcards (`*/*`, `image/*`) do not count: browsers send them

@@ -1,4 +1,5 @@
 import ThumbJSON
+import ThumbRender
 
 /// `/info`'s answer for one source (API.md § /info), serialized once: a
 /// memory hit hands over these bytes, and a batch joins them.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ThumbClock
 import ThumbFetch
+import ThumbRender
 
 /// Gets an original: from the disk store while fresh, revalidated with the
 /// origin once past `diskStore.ttlSeconds`, else downloaded and stored.

@@ -1,4 +1,5 @@
 import ThumbImaging
+import ThumbRender
 
 /// Where a response's bytes came from (API.md § Output `X-Cache`).
 public enum CacheOutcome: String, Sendable {

@@ -1,4 +1,5 @@
 import Synchronization
+import ThumbRender
 
 /// The service's own counters for `/stats` (Statistics.md); caches, queue and the
 /// HTTP server report theirs.

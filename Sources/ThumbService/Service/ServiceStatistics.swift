@@ -1,3 +1,5 @@
+import ThumbRender
+
 /// A snapshot of the service's figures for `/stats` and `/metrics`: the
 /// caches', the queue's and the service's own counters.
 public struct ServiceStatistics: Equatable, Sendable {

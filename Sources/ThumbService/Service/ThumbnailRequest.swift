@@ -1,5 +1,6 @@
 import ThumbFetch
 import ThumbImaging
+import ThumbRender
 
 /// A validated `/thumbnail` request (API.md § GET /thumbnail): the source and the variant,
 /// built from parsed values so equal requests have equal keys however their
@@ -90,7 +91,12 @@ public struct ThumbnailRequest: Hashable, Sendable {
             guard text == "0" || text == "1" else { throw .badRequest("enlarge must be 0 or 1") }
             enlarge = text == "1"
         }
-        let given = try CompositionParameters(query: values)
+        let given: CompositionParameters
+        do {
+            given = try CompositionParameters(query: values)
+        } catch {
+            throw ServiceError(error)
+        }
         // Both say where the window goes; which one a client meant is unknowable.
         if given.focalPoint != nil, given.gravity != nil {
             throw .badRequest("fp and gravity cannot both be given")

@@ -1,4 +1,5 @@
 import ThumbImaging
+import ThumbRender
 
 /// An original's facts (`OriginalFacts`): looked up in memory, then beside
 /// the original on disk, and kept in both once computed, so only the first

@@ -1,4 +1,6 @@
+import ThumbClock
 import ThumbCodec
+import ThumbRender
 
 /// `/info` (API.md § /info): an original's facts as JSON, from memory, from
 /// beside the original on disk, or computed once from its canonical decode
@@ -140,7 +142,7 @@ extension ThumbnailService {
         }
         let current = config
         let limits = current.pipelineLimits
-        let seconds = current.limits.maxRenderSeconds
+        let seconds = Duration.seconds(current.limits.maxRenderSeconds)
         let budget = current.limits.maxDecodeMemoryBytes
         if let error = Self.overBudget(original, budget: budget) { return done(.failure(error)) }
         let sha = original.metadata.sha256
@@ -155,23 +157,30 @@ extension ThumbnailService {
                 if background { backgroundFacts.withLock { $0[url] = nil } }
                 return
             }
-            let started = ContinuousClock.now
+            let deadline = Deadline(after: seconds, on: clock)
             do throws(ServiceError) {
-                let header = try engine.probe(original.file, limits: limits,
-                                              budget: JobBudget(seconds: seconds, admittedBytes: admitted))
-                let spent = Self.seconds(since: started)
-                if spent >= seconds { throw .renderTimedOut }
+                let header = try rendering { () throws(RenderError) in
+                    try engine.probe(original.file, limits: limits,
+                                     budget: JobBudget(deadline: deadline, admittedBytes: admitted))
+                }
+                if deadline.hasPassed { throw .renderTimedOut }
                 let estimate = ThumbnailPipeline.canonicalDecodeMemory(header, sourceBytes: original.file.length)
                 if estimate <= admitted {
-                    return done(.success(try engine.facts(original.file, header: header, sha256: sha,
-                                                          budget: JobBudget(seconds: seconds - spent,
-                                                                            admittedBytes: admitted))))
+                    return done(.success(try rendering { () throws(RenderError) in
+                        try engine.facts(original.file, header: header, sha256: sha,
+                                         budget: JobBudget(deadline: deadline, admittedBytes: admitted))
+                    }))
                 }
+                // The second wait is not the job's: the time left goes on when it starts.
+                let left = deadline.remaining
                 submitInfoJob(cost: estimate, priority: priority, ahead: true, refused) { [self] in
                     if factsFlights.abandonIfDeserted(url) { return }
                     done(Result { () throws(ServiceError) in
-                        try engine.facts(original.file, header: header, sha256: sha,
-                                         budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
+                        try rendering { () throws(RenderError) in
+                            try engine.facts(original.file, header: header, sha256: sha,
+                                             budget: JobBudget(deadline: Deadline(after: left, on: clock),
+                                                               admittedBytes: estimate))
+                        }
                     })
                 }
             } catch {

@@ -1,5 +1,7 @@
+import ThumbClock
 import ThumbCodec
 import ThumbImaging
+import ThumbRender
 
 /// What a render job did: finished, or learned from the header that its
 /// decode needs more memory than the job was admitted with, and must wait
@@ -25,13 +27,13 @@ extension ThumbnailService {
     func render(_ request: ThumbnailRequest, from original: Original) {
         let current = config
         let limits = current.pipelineLimits
-        let seconds = current.limits.maxRenderSeconds
+        let seconds = Duration.seconds(current.limits.maxRenderSeconds)
         let budget = current.limits.maxDecodeMemoryBytes
         if let error = Self.overBudget(original, budget: budget) { return finishRender(request, .failure(error)) }
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let encoding = Self.encoding(request, limits: limits)
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
-            let started = ContinuousClock.now
+            let deadline = Deadline(after: seconds, on: clock)
             // The common miss — the original's facts known, or nothing could keep them — is one
             // job: plan and render on one read of the bytes (a second job only when the decode
             // needs more memory than the probe was admitted with).
@@ -39,9 +41,11 @@ extension ThumbnailService {
             if known != nil || (!request.variant.prepared.needsFocus && !canKeepFacts(url: request.sourceURL)) {
                 let planned: PlannedRender
                 do throws(ServiceError) {
-                    planned = try engine.planAndRender(original.file, variant: request.variant.prepared, limits: limits,
-                                                       focus: known?.focus, encoding: encoding,
-                                                       budget: JobBudget(seconds: seconds, admittedBytes: admitted))
+                    planned = try rendering { () throws(RenderError) in
+                        try engine.planAndRender(original.file, variant: request.variant.prepared, limits: limits,
+                                                 focus: known?.focus, encoding: encoding,
+                                                 budget: JobBudget(deadline: deadline, admittedBytes: admitted))
+                    }
                 } catch {
                     negative.remember(request.sourceURL, error)
                     throw error
@@ -50,24 +54,25 @@ extension ThumbnailService {
                 case .rendered(let output):
                     return finish(request, original, output, facts: .none)
                 case .needsMore(let plan):
-                    let spent = Self.seconds(since: started)
+                    let left = deadline.remaining
                     let estimate = try Self.estimate(plan, encoding, withFacts: false)
                     return .needsMore(cost: estimate) { [self] () throws(ServiceError) in
                         try decode(request, original, plan: plan, facts: .none, encoding: encoding,
-                                   budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
+                                   budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate))
                     }
                 }
             }
             var plan: RenderPlan
             do throws(ServiceError) {
-                plan = try engine.plan(original.file, variant: request.variant.prepared, limits: limits,
-                                       budget: JobBudget(seconds: seconds, admittedBytes: admitted))
+                plan = try rendering { () throws(RenderError) in
+                    try engine.plan(original.file, variant: request.variant.prepared, limits: limits,
+                                    budget: JobBudget(deadline: deadline, admittedBytes: admitted))
+                }
             } catch {
                 negative.remember(request.sourceURL, error)
                 throw error
             }
-            let spent = Self.seconds(since: started)
-            if spent >= seconds { throw .renderTimedOut }
+            if deadline.hasPassed { throw .renderTimedOut }
             var facts = factsWork(request, original, &plan, budget: budget)
             // An animation's frames share no decode with the canonical copy: its facts come after
             // it, unless its window needs their focus first.
@@ -77,11 +82,13 @@ extension ThumbnailService {
             let estimate = try Self.estimate(plan, encoding, withFacts: facts == .inline)
             if estimate <= admitted {
                 return try decode(request, original, plan: plan, facts: facts, encoding: encoding,
-                                  budget: JobBudget(seconds: seconds - spent, admittedBytes: admitted))
+                                  budget: JobBudget(deadline: deadline, admittedBytes: admitted))
             }
+            // The second wait is not the render's: the time left goes on when its job starts.
+            let left = deadline.remaining
             return .needsMore(cost: estimate) { [self, plan, facts] () throws(ServiceError) in
                 try decode(request, original, plan: plan, facts: facts, encoding: encoding,
-                           budget: JobBudget(seconds: seconds - spent, admittedBytes: estimate))
+                           budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate))
             }
         }
     }
@@ -101,16 +108,10 @@ extension ThumbnailService {
         guard let limits = encoding.animation, plan.isAnimated else {
             return withFacts ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
         }
-        try ThumbnailPipeline.checkAnimationPixels(plan: plan, limits: limits)
+        try rendering { () throws(RenderError) in try ThumbnailPipeline.checkAnimationPixels(plan: plan, limits: limits) }
         let frames = plan.estimatedAnimationMemory(limits: limits)
         return withFacts ? max(frames, ThumbnailPipeline.canonicalDecodeMemory(plan.header, sourceBytes: plan.sourceBytes))
             : frames
-    }
-
-    /// Seconds since `start` on the monotonic clock: the part of a render's
-    /// deadline its earlier jobs spent.
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
-        (ContinuousClock.now - start) / .seconds(1)
     }
 
     /// What a render does about its original's facts (API.md § /info: they
@@ -150,22 +151,22 @@ extension ThumbnailService {
                         encoding: EncodingSpec, budget: JobBudget) throws(ServiceError) -> RenderStep {
         let output: RenderOutput
         let url = request.sourceURL, sha = original.metadata.sha256
-        let started = ContinuousClock.now
-        func remaining() -> JobBudget {
-            JobBudget(seconds: budget.seconds - Self.seconds(since: started), admittedBytes: budget.admittedBytes)
-        }
         do throws(ServiceError) {
             // Claimed here, on the render thread, and settled before it returns: no path leaves the flight open.
             if facts == .inline, factsFlights.join(url, { _ in }) {
                 if let known = knownFacts(url: url, original) {
                     // Kept by another route since this render looked: used, not computed again.
                     factsFlights.complete(url, with: .success(known))
-                    output = try engine.render(original.file, plan: plan.placed(onFocus: known.focus),
-                                               factsSHA256: nil, encoding: encoding, budget: remaining())
+                    output = try rendering { () throws(RenderError) in
+                        try engine.render(original.file, plan: plan.placed(onFocus: known.focus),
+                                          factsSHA256: nil, encoding: encoding, budget: budget)
+                    }
                 } else {
                     do throws(ServiceError) {
-                        output = try engine.render(original.file, plan: plan, factsSHA256: sha, encoding: encoding,
-                                                   budget: remaining())
+                        output = try rendering { () throws(RenderError) in
+                            try engine.render(original.file, plan: plan, factsSHA256: sha, encoding: encoding,
+                                              budget: budget)
+                        }
                         guard let computed = output.facts else { throw .internalError("the render returned no facts") }
                         remember(computed, url: url)
                         factsFlights.complete(url, with: .success(computed))
@@ -177,8 +178,10 @@ extension ThumbnailService {
             } else {
                 // With `/info` computing them this moment, an attention window cannot wait for its focus.
                 let needsFocus = facts == .inline && plan.geometry.needsFocus
-                output = try engine.render(original.file, plan: plan, factsSHA256: needsFocus ? sha : nil,
-                                           encoding: encoding, budget: remaining())
+                output = try rendering { () throws(RenderError) in
+                    try engine.render(original.file, plan: plan, factsSHA256: needsFocus ? sha : nil,
+                                      encoding: encoding, budget: budget)
+                }
             }
         } catch {
             negative.remember(request.sourceURL, error)
@@ -267,9 +270,9 @@ extension ThumbnailService {
 
     /// Encodes a prepared bitmap from the memory cache in one job of the engine.
     func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String) throws(ServiceError) -> Rendition {
-        let encoded = try engine.encode(bitmap, encoding: request.variant.encoding,
-                                        budget: JobBudget(seconds: config.limits.maxRenderSeconds,
-                                                          admittedBytes: bitmap.byteCount))
+        let budget = JobBudget(deadline: Deadline(after: .seconds(config.limits.maxRenderSeconds), on: clock),
+                               admittedBytes: bitmap.byteCount)
+        let encoded = try rendering { () throws(RenderError) in try engine.encode(bitmap, encoding: request.variant.encoding, budget: budget) }
         return keep(request, encoded, sha256: sha256)
     }
 

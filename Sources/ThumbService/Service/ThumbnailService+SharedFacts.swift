@@ -1,4 +1,6 @@
+import ThumbClock
 import ThumbCodec
+import ThumbRender
 
 /// Facts that come from the shared store (SeveralInstances.md) are kept
 /// only when they agree with the original's own header: whoever wrote the
@@ -20,9 +22,10 @@ extension ThumbnailService {
         do throws(ServiceError) {
             _ = try renders.submit(cost: admitted, priority: .live) { [self] in
                 defer { done() }
+                let deadline = Deadline(after: .seconds(current.limits.maxRenderSeconds), on: clock)
                 guard let header = try? engine.probe(original.file, limits: limits,
-                                                     budget: JobBudget(seconds: current.limits.maxRenderSeconds,
-                                                                       admittedBytes: admitted)) else { return }
+                                                     budget: JobBudget(deadline: deadline, admittedBytes: admitted))
+                else { return }
                 guard Self.agree(facts, header) else {
                     shared?.rejectFacts(url, "they do not agree with the original's header")
                     return

@@ -8,6 +8,7 @@ import ThumbClock
 import ThumbCodec
 import ThumbFetch
 import ThumbImaging
+import ThumbRender
 
 /// Serves thumbnails: memory cache, then one shared render per variant, then
 /// one shared download per source (API.md § Endpoints, API.md § GET /thumbnail, Statistics.md, SourcesAndLimits.md). Knows nothing of
@@ -51,6 +52,8 @@ public final class ThumbnailService: Sendable {
     /// Where probes, decodes and encodes run: worker processes in the daemon
     /// (Isolation.md), this process for the CLI and the pipeline's tests.
     public let engine: any RenderEngine
+    /// The one clock every deadline and age in the service is counted on.
+    let clock: AnyClock
 
     /// `clock` ages renders and remembered failures; `wallClock` dates
     /// fetched originals (their age must survive a restart).
@@ -66,6 +69,8 @@ public final class ThumbnailService: Sendable {
     where C.Duration == Duration {
         self.configuration = Mutex(configuration)
         self.engine = engine
+        let anyClock = AnyClock(clock)
+        self.clock = anyClock
         memory = MemoryCache(limitBytes: configuration.memoryCacheBytes)
         self.disk = disk
         // glibc keeps the heap a storm of renders freed (Testing.md § Attacks and storms,
@@ -78,7 +83,6 @@ public final class ThumbnailService: Sendable {
         negative = NegativeCache(ttl: .seconds(configuration.origin.negativeCacheSeconds), clock: clock)
         let fetchQueue = DispatchQueue(label: "thumbd.fetch", attributes: .concurrent)
         self.fetchQueue = fetchQueue
-        let anyClock = AnyClock(clock)
         shared = (objects ?? fetcher as? any ObjectStoring).map {
             SharedStore(objects: $0, configuration: configuration, io: fetchQueue, clock: anyClock)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ThumbRender
 
 /// An original's facts (`OriginalFacts`) beside it in the store: a small file
 /// `<name>.facts` next to `<name>`, counted in the original's cost, evicted,

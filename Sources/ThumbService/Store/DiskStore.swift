@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import ThumbClock
 import ThumbFetch
+import ThumbRender
 
 /// The disk store of originals (Configuration.md `diskStore`): one file per source URL,
 /// named by the URL's SHA-256 in two levels of shard directories, bounded by an

@@ -2,6 +2,7 @@ import CThumbSys
 import Foundation
 import Glibc
 import ThumbFetch
+import ThumbRender
 
 /// A download's body on its way to disk (SourcesAndLimits.md § Downloads): a
 /// `BodySink` that appends each piece the fetcher hands over to a temporary

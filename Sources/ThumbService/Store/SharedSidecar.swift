@@ -1,5 +1,6 @@
 import ThumbFetch
 import ThumbJSON
+import ThumbRender
 
 /// The small JSON object beside an original in the shared store
 /// (SeveralInstances.md): what the local disk store keeps in its trailer

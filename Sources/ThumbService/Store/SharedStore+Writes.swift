@@ -1,6 +1,7 @@
 import Dispatch
 import ThumbClock
 import ThumbFetch
+import ThumbRender
 
 /// The shared store's background writes: a bounded queue, a few requests at
 /// once, one job per source at a time.

@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 import ThumbClock
 import ThumbFetch
+import ThumbRender
 
 /// Requests to the operator's bucket; `Fetcher` makes them (signed, on its
 /// engine). A protocol so the service core does not depend on libcurl.

@@ -1,5 +1,6 @@
-import ThumbJSON
 import Glibc
+import ThumbJSON
+import ThumbRender
 
 /// The on-disk format of one original. One file holds the bytes and their
 /// metadata, so a single `rename` publishes them together.

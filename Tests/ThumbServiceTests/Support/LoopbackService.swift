@@ -1,5 +1,6 @@
 import Foundation
 @testable import ThumbFetch
+import ThumbRender
 @testable import ThumbService
 
 /// A service fetching from loopback origins, with a disk store of its own in

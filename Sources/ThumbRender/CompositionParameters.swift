@@ -42,7 +42,7 @@ public struct CompositionParameters: Hashable, Sendable {
     /// Reads `gravity`, `fp`, `bg`, `blur` and `sharpen` from decoded query
     /// values; a bad value is a `400` naming its parameter. Whether they go
     /// together (and with `fit`) is the caller's check: a preset joins first.
-    init(query values: [String: String]) throws(ServiceError) {
+    public init(query values: [String: String]) throws(RenderError) {
         if let text = values["gravity"] {
             guard let value = Gravity(rawValue: text) else { throw .badRequest("gravity must be \(Self.gravityRule)") }
             gravity = value
@@ -67,19 +67,6 @@ public struct CompositionParameters: Hashable, Sendable {
             }
             sharpenTenths = value
         }
-    }
-
-    /// These parameters with a preset's filling those not given. A preset's
-    /// `gravity` yields to a given `fp` (API.md § Composition): the point
-    /// says where the window goes more precisely than the preset could.
-    func filled(from preset: ServiceConfiguration.Preset?) -> CompositionParameters {
-        guard let preset else { return self }
-        var out = self
-        if focalPoint == nil { out.gravity = gravity ?? preset.gravity }
-        out.background = background ?? preset.background
-        out.blurTenths = blurTenths ?? preset.blurTenths
-        out.sharpenTenths = sharpenTenths ?? preset.sharpenTenths
-        return out
     }
 
     /// `variant` (its fit and resolved format set) with these parameters in
@@ -161,7 +148,7 @@ public struct CompositionParameters: Hashable, Sendable {
     public static func text(tenths: Int) -> String { "\(tenths / 10).\(tenths % 10)" }
 
     /// "a, b or c".
-    static func orList(_ words: [String]) -> String {
+    package static func orList(_ words: [String]) -> String {
         guard words.count > 1 else { return words.joined() }
         return words.dropLast().joined(separator: ", ") + " or " + words[words.count - 1]
     }

@@ -1,6 +1,6 @@
 import Testing
 @testable import ThumbImaging
-@testable import ThumbService
+@testable import ThumbRender
 
 /// The composition parameters reach the pixels (API.md § Composition): each
 /// test renders through `ThumbnailPipeline` with the real codecs and would

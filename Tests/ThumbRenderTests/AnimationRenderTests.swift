@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import ThumbTestSupport
 import ThumbCodec
 @testable import ThumbImaging
-@testable import ThumbService
+@testable import ThumbRender
+import ThumbTestSupport
 
 /// `ThumbnailPipeline.renderAnimation` (SPEC §14) against Pillow's composited
 /// frames (ThumbCodecTests/Fixtures/animation, README.md there): each output
@@ -157,12 +157,12 @@ import ThumbCodec
         let five = hostile(frames: 5)
         let plan = try ThumbnailPipeline.plan(source: five, variant: variant, limits: PipelineLimits())
         #expect(plan.header.width == 8000 && plan.header.animation?.frames == 5)
-        #expect(throws: ServiceError.imageTooLarge("animation of 5 frames of 8000x6000 pixels exceeds maxAnimationPixels 200000000")) {
+        #expect(throws: RenderError.imageTooLarge("animation of 5 frames of 8000x6000 pixels exceeds maxAnimationPixels 200000000")) {
             try ThumbnailPipeline.renderAnimation(source: five, plan: plan, quality: 80, limits: PipelineLimits())
         }
         // It is the frames rendered that count: four of them are 192 Mpx.
         try ThumbnailPipeline.checkAnimationPixels(plan: plan, limits: PipelineLimits(maxAnimationFrames: 4))
-        #expect(throws: ServiceError.self) {
+        #expect(throws: RenderError.self) {
             try ThumbnailPipeline.checkAnimationPixels(plan: plan, limits: PipelineLimits(maxAnimationFrames: 4,
                                                                                           maxAnimationPixels: 191_999_999))
         }
@@ -181,9 +181,9 @@ import ThumbCodec
         let source = Self.bytes("animation/rotating-squares.gif")
         let plan = try ThumbnailPipeline.plan(source: source, variant: PreparedVariant(width: 40, height: 40),
                                               limits: PipelineLimits())
-        #expect(throws: ServiceError.renderTimedOut) {
+        #expect(throws: RenderError.renderTimedOut) {
             try ThumbnailPipeline.renderAnimation(source: source, plan: plan, quality: 80, limits: PipelineLimits(),
-                                                  deadline: RenderDeadline(seconds: 0))
+                                                  deadline: RenderDeadline(after: .zero))
         }
     }
 

@@ -128,16 +128,16 @@ public struct EncodedThumbnail: Sendable {
 public enum ThumbnailPipeline {
     /// Reads the header and lays out the result without decoding pixels.
     /// The header, within `limits.maxSourcePixels`.
-    public static func probe(source: [UInt8], limits: PipelineLimits) throws(ServiceError) -> ImageHeader {
+    public static func probe(source: [UInt8], limits: PipelineLimits) throws(RenderError) -> ImageHeader {
         do {
             return try ImageDecoder.probe(source, maxPixels: limits.maxSourcePixels)
         } catch {
-            throw ServiceError(error)
+            throw RenderError(error)
         }
     }
 
     public static func plan(source: [UInt8], variant: PreparedVariant,
-                            limits: PipelineLimits) throws(ServiceError) -> RenderPlan {
+                            limits: PipelineLimits) throws(RenderError) -> RenderPlan {
         let header = try probe(source: source, limits: limits)
         let geometry: ThumbnailGeometry
         do {
@@ -160,13 +160,13 @@ public enum ThumbnailPipeline {
     /// covers the result), oriented, scaled and cropped. Past `deadline`
     /// (Configuration.md `maxRenderSeconds`) it stops with `.renderTimedOut`.
     public static func prepare(source: [UInt8], plan: RenderPlan,
-                               deadline: RenderDeadline = .none) throws(ServiceError) -> Bitmap {
+                               deadline: RenderDeadline = .none) throws(RenderError) -> Bitmap {
         var renderer = renderer(for: plan)
         do {
             try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
                                     useEmbeddedThumbnail: true, deadline: deadline, into: &renderer)
         } catch {
-            throw ServiceError(error)
+            throw RenderError(error)
         }
         // The last scaling step runs in finish() and has no hook of its own.
         let bitmap = renderer.finish()
@@ -186,7 +186,7 @@ public enum ThumbnailPipeline {
     /// `plan` then `prepare` (with the original's facts computed on the way
     /// when an `attention` window needs its focus; the CLI keeps none).
     public static func prepare(source: [UInt8], variant: PreparedVariant,
-                               limits: PipelineLimits) throws(ServiceError) -> Bitmap {
+                               limits: PipelineLimits) throws(RenderError) -> Bitmap {
         let plan = try plan(source: source, variant: variant, limits: limits)
         guard plan.geometry.needsFocus else { return try prepare(source: source, plan: plan) }
         return try prepareWithFacts(source: source, plan: plan, sha256: "").0
@@ -198,7 +198,7 @@ public enum ThumbnailPipeline {
     /// `deadline` the encoder stops at its next callback with `.renderTimedOut`
     /// (AVIF: only checked before it starts; libavif has no hook).
     public static func encode(_ bitmap: Bitmap, format: OutputFormat, quality: Int, background: RGBAColor? = nil,
-                              deadline: RenderDeadline = .none) throws(ServiceError) -> EncodedThumbnail {
+                              deadline: RenderDeadline = .none) throws(RenderError) -> EncodedThumbnail {
         let resolved = format.resolved(isOpaque: bitmap.isOpaque)
         let bytes: [UInt8]
         do {
@@ -224,21 +224,6 @@ extension GeometryError: CustomStringConvertible {
         switch self {
         case .noSide: "give w, h or a preset"
         case .needsBothSides(let fit): "fit=\(fit.rawValue) needs both w and h"
-        }
-    }
-}
-
-extension ServiceError {
-    /// The one place codec failures become service errors (SourcesAndLimits.md).
-    init(_ error: CodecError) {
-        switch error {
-        case .empty: self = .unsupportedFormat("the source is empty")
-        case .unsupportedFormat(let m): self = .unsupportedFormat(m)
-        case .corrupt(let m): self = .corruptImage(m)
-        case .tooLarge(let w, let h): self = .imageTooLarge("source is \(w)x\(h) pixels, over maxSourcePixels")
-        case .tooComplex(let m): self = .imageTooLarge(m)
-        case .encodeFailed(let m): self = .internalError(m)
-        case .deadlineExceeded: self = .renderTimedOut
         }
     }
 }

@@ -32,7 +32,7 @@ extension ThumbnailPipeline {
     /// decode can feed both (`CanonicalTee`). Never when the render decodes
     /// an embedded thumbnail: the canonical decode is always of the primary
     /// image, so that facts never depend on a thumbnail.
-    static func sharesCanonicalDecode(_ plan: RenderPlan) -> Bool {
+    package static func sharesCanonicalDecode(_ plan: RenderPlan) -> Bool {
         !plan.usesEmbeddedThumbnail
             && ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize)
                 == ImageDecoder.scaleNumerator(header: plan.header, minimumDisplayedSize: canonicalMinimum(plan.header))
@@ -41,13 +41,13 @@ extension ThumbnailPipeline {
     /// Bytes the canonical copy needs besides a render that shares its
     /// decode: its box-reduced rows (at most 4·256 on a side before the
     /// kernel) as floats, and the copy itself.
-    static func canonicalScalerMemory(_ header: ImageHeader) -> Int {
+    package static func canonicalScalerMemory(_ header: ImageHeader) -> Int {
         let side = 4 * canonicalSide
         return min(header.width * header.height, side * side) * 16 + canonicalSide * canonicalSide * 20
     }
 
     /// Bytes a canonical decode on its own needs at its peak.
-    static func canonicalDecodeMemory(_ header: ImageHeader, sourceBytes: Int) -> Int {
+    package static func canonicalDecodeMemory(_ header: ImageHeader, sourceBytes: Int) -> Int {
         sourceBytes + ImageDecoder.estimatedDecodeMemory(header: header, minimumDisplayedSize: canonicalMinimum(header))
             + canonicalScalerMemory(header)
     }
@@ -86,13 +86,13 @@ extension ThumbnailPipeline {
     /// An original's facts from a canonical decode of its own (when no
     /// render shares one, and for `/info`). Past `deadline` it stops with `.renderTimedOut`.
     public static func facts(source: [UInt8], header: ImageHeader, sha256: String,
-                             deadline: RenderDeadline = .none) throws(ServiceError) -> OriginalFacts {
+                             deadline: RenderDeadline = .none) throws(RenderError) -> OriginalFacts {
         var watch = AlphaWatch(canonicalRenderer(header), watching: header.hasAlpha)
         do {
             try ImageDecoder.decode(source, header: header, minimumDisplayedSize: canonicalMinimum(header),
                                     deadline: deadline, into: &watch)
         } catch {
-            throw ServiceError(error)
+            throw RenderError(error)
         }
         if deadline.hasPassed { throw .renderTimedOut }
         return facts(ofCanonical: watch.sink.finish(), header: header, source: source, sawAlpha: watch.sawAlpha,
@@ -104,7 +104,7 @@ extension ThumbnailPipeline {
     /// scale, else from a canonical decode first. An `attention` window is
     /// placed on the focus found.
     public static func prepareWithFacts(source: [UInt8], plan: RenderPlan, sha256: String,
-                                        deadline: RenderDeadline = .none) throws(ServiceError) -> (Bitmap, OriginalFacts) {
+                                        deadline: RenderDeadline = .none) throws(RenderError) -> (Bitmap, OriginalFacts) {
         guard sharesCanonicalDecode(plan) else {
             let facts = try facts(source: source, header: plan.header, sha256: sha256, deadline: deadline)
             return (try prepare(source: source, plan: plan.placed(onFocus: facts.focus), deadline: deadline), facts)
@@ -115,7 +115,7 @@ extension ThumbnailPipeline {
             try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
                                     deadline: deadline, into: &watch)
         } catch {
-            throw ServiceError(error)
+            throw RenderError(error)
         }
         var tee = watch.sink
         let facts = facts(ofCanonical: tee.finishCanonical(), header: plan.header, source: source,

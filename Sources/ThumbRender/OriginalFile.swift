@@ -1,5 +1,4 @@
 import Glibc
-import ThumbFetch
 
 /// An original's bytes in a file, held by an open read-only descriptor until
 /// the last reference goes: a job waiting in the render queue keeps one of
@@ -18,8 +17,8 @@ public final class OriginalFile: Sendable {
     /// kept in memory (`RenderQueue.hold`), given back when this goes.
     private let keeper: (any AnyObject & Sendable)?
 
-    /// Takes ownership of `descriptor`.
-    init(descriptor: Int32, offset: Int, length: Int, keeping keeper: (any AnyObject & Sendable)? = nil) {
+    /// Takes ownership of `descriptor` (the stores make these).
+    package init(descriptor: Int32, offset: Int, length: Int, keeping keeper: (any AnyObject & Sendable)? = nil) {
         self.descriptor = descriptor
         self.offset = offset
         self.length = length
@@ -40,7 +39,7 @@ public final class OriginalFile: Sendable {
 
     /// Reads the whole original into memory: on the render worker, when its
     /// job starts, so the bytes count in that job's memory admission.
-    public func read() throws(ServiceError) -> [UInt8] {
+    public func read() throws(RenderError) -> [UInt8] {
         var failure: Int32 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
             initialized = 0
@@ -59,22 +58,5 @@ public final class OriginalFile: Sendable {
             throw .internalError("reading an original of \(length) bytes failed: \(String(cString: strerror(failure)))")
         }
         return bytes
-    }
-
-    /// Writes the original into `sink` through a bounded buffer (a
-    /// revalidated original is rewritten with new metadata without being held whole).
-    func copy(into sink: some BodySink) throws(BodySinkError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(length, 1 << 20), alignment: 1)
-        defer { buffer.deallocate() }
-        var done = 0
-        while done < length {
-            let n = pread(descriptor, buffer.baseAddress!, min(buffer.count, length - done), off_t(offset + done))
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                throw BodySinkError("reading the stored original failed: \(String(cString: strerror(n < 0 ? errno : EIO)))")
-            }
-            try sink.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-            done += n
-        }
     }
 }

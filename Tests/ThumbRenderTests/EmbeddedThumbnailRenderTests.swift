@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ThumbCodec
 @testable import ThumbImaging
-@testable import ThumbService
+@testable import ThumbRender
 
 /// The pipeline's side of embedded thumbnails (API.md § Formats read,
 /// "Embedded thumbnails"): a render whose result the thumbnail covers

@@ -49,7 +49,7 @@ extension ThumbnailPipeline {
     /// `limits.maxAnimationPixels` (SPEC §14): the canvas's pixels times the
     /// frames an animated render of `plan` produces, decided from the header
     /// (the frame count is the structure walk's), before any frame is decoded.
-    public static func checkAnimationPixels(plan: RenderPlan, limits: PipelineLimits) throws(ServiceError) {
+    public static func checkAnimationPixels(plan: RenderPlan, limits: PipelineLimits) throws(RenderError) {
         let frames = plan.animationFrames(limits: limits)
         let (pixels, overflow) = (plan.header.width * plan.header.height).multipliedReportingOverflow(by: frames)
         if overflow || pixels > limits.maxAnimationPixels {
@@ -70,7 +70,7 @@ extension ThumbnailPipeline {
     /// with `.renderTimedOut`. A plan that is not animated gives a one-frame
     /// WebP of its still.
     public static func renderAnimation(source: [UInt8], plan: RenderPlan, quality: Int, limits: PipelineLimits,
-                                       deadline: RenderDeadline = .none) throws(ServiceError) -> AnimatedRendition {
+                                       deadline: RenderDeadline = .none) throws(RenderError) -> AnimatedRendition {
         guard let animation = plan.header.animation else {
             let bitmap = try prepare(source: source, plan: plan, deadline: deadline)
             let encoded = try encode(bitmap, format: .webp, quality: quality, deadline: deadline)
@@ -101,7 +101,7 @@ extension ThumbnailPipeline {
         } catch .encodeFailed(let message) {
             throw .internalError("encoding an animated webp failed: \(message)")
         } catch {
-            throw ServiceError(error)
+            throw RenderError(error)
         }
         if deadline.hasPassed { throw .renderTimedOut }
         guard let first else { throw .corruptImage("the animation has no frame") }

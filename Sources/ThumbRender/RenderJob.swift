@@ -1,0 +1,57 @@
+import ThumbClock
+import ThumbCodec
+import ThumbImaging
+
+/// What one job on an original's bytes may spend: the time left of
+/// `limits.maxRenderSeconds`, and the memory the render queue admitted it
+/// with (a sandboxed worker is capped at that plus a fixed base).
+public struct JobBudget: Sendable {
+    /// When the job must have ended, on the service's clock.
+    public var deadline: Deadline
+    /// Bytes of `limits.maxDecodeMemoryBytes` the job holds.
+    public var admittedBytes: Int
+
+    public init(deadline: Deadline, admittedBytes: Int) {
+        self.deadline = deadline
+        self.admittedBytes = admittedBytes
+    }
+
+    /// The deadline the codecs check: the time left, from now, in C time.
+    public var codecDeadline: RenderDeadline { RenderDeadline(after: deadline.remaining) }
+}
+
+/// How a rendition is encoded from a prepared bitmap.
+public struct EncodingSpec: Sendable, Equatable, Codable {
+    public var format: OutputFormat
+    public var quality: Int
+    /// JPEG's flattening colour (`ThumbnailVariant.flattenBackground`).
+    public var background: RGBAColor?
+    /// Set when an animated source gives an animated WebP (API.md §
+    /// Animation): the limits its frames are rendered under. nil: the first frame.
+    public var animation: PipelineLimits?
+
+    public init(format: OutputFormat, quality: Int, background: RGBAColor?, animation: PipelineLimits? = nil) {
+        self.format = format
+        self.quality = quality
+        self.background = background
+        self.animation = animation
+    }
+}
+
+/// What a render job hands back: the prepared bitmap (kept in the memory
+/// cache for other formats of the variant), the original's facts when they
+/// were asked for, and the encoded rendition.
+public struct RenderOutput: Sendable {
+    public var bitmap: Bitmap
+    public var facts: OriginalFacts?
+    public var encoded: EncodedThumbnail
+    /// The source has two frames or more (the bitmap is its first).
+    public var fromAnimation: Bool
+
+    public init(bitmap: Bitmap, facts: OriginalFacts?, encoded: EncodedThumbnail, fromAnimation: Bool = false) {
+        self.bitmap = bitmap
+        self.facts = facts
+        self.encoded = encoded
+        self.fromAnimation = fromAnimation
+    }
+}
