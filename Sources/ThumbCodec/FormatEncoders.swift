@@ -46,3 +46,37 @@ public enum AVIFEncoder {
         }
     }
 }
+
+/// Lossy JPEG XL (API.md § Output `jxl`) with libjxl 0.7: VarDCT in XYB, 8-bit
+/// sRGB, a bare codestream (the container would add ~40 bytes and nothing
+/// thumbd writes needs a box), no Exif, XMP or ICC. When any pixel has alpha
+/// < 255 an 8-bit alpha channel is kept (libjxl 0.7 codes it losslessly; it
+/// has no separate alpha distance), else none is written.
+public enum JXLEncoder {
+    /// libjxl effort 1…9 (its default 7). Measured on the 2-core build
+    /// machine, release build, one thread, q 80 (distance 1.9), rocket.jpg
+    /// scaled to 512×341: see `EFFORT_MEASUREMENTS`.
+    public static let defaultEffort = 7
+
+    /// Butteraugli distance for thumbd's `q` until §17's calibrated table
+    /// lands: cjxl 0.7's `-q` mapping (libjxl 0.9's JxlEncoderDistanceFromQuality,
+    /// absent from 0.7): 0.1 + (100 − q)·0.09 from q 30 up, a quadratic below
+    /// (q 1 → 23.9). q 100 gives 0.1, libjxl's best lossy setting, not lossless.
+    public static func distance(forQuality quality: Int) -> Float {
+        let q = Double(min(100, max(1, quality)))
+        let d = q >= 30 ? 0.1 + (100 - q) * 0.09 : 53.0 / 3000.0 * q * q - 23.0 / 20.0 * q + 25.0
+        return Float(d)
+    }
+
+    public static func encode(_ bitmap: Bitmap, quality: Int, effort: Int = defaultEffort,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
+        let alpha: Int32 = bitmap.isOpaque ? 0 : 1
+        let distance = distance(forQuality: quality)
+        return try EncodedBuffer.take { out, length, message, size in
+            bitmap.pixels.withUnsafeBytes {
+                thumbd_jxl_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha, distance,
+                                  Int32(min(9, max(1, effort))), deadline.raw, out, length, message, size)
+            }
+        }
+    }
+}
