@@ -98,7 +98,8 @@ let package = Package(
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat"]),
         .testTarget(name: "ThumbHashFormatTests", dependencies: ["ThumbHashFormat"], exclude: ["Fixtures"]),
-        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto", "ThumbTestSupport"],
+        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto", "CJXL",
+                                                            "ThumbTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbTestSupport"]),

@@ -50,13 +50,19 @@ public enum AVIFEncoder {
 /// Lossy JPEG XL (API.md § Output `jxl`) with libjxl 0.7: VarDCT in XYB, 8-bit
 /// sRGB, a bare codestream (the container would add ~40 bytes and nothing
 /// thumbd writes needs a box), no Exif, XMP or ICC. When any pixel has alpha
-/// < 255 an 8-bit alpha channel is kept (libjxl 0.7 codes it losslessly; it
-/// has no separate alpha distance), else none is written.
+/// < 255 an 8-bit alpha channel is kept, else none is written. libjxl 0.7
+/// has no separate alpha distance: alpha is coded with the frame's settings,
+/// near but not exact (rocket.jpg's ramp with a clear hole at q 80: 53 dB,
+/// 18 levels at worst, at the hole's hard edge), unlike WebP's and AVIF's lossless alpha.
 public enum JXLEncoder {
-    /// libjxl effort 1…9 (its default 7). Measured on the 2-core build
-    /// machine, release build, one thread, q 80 (distance 1.9), rocket.jpg
-    /// scaled to 512×341: see `EFFORT_MEASUREMENTS`.
-    public static let defaultEffort = 7
+    /// libjxl effort 1…9 (its default 7). Measured (`ThumbBench --jxl-efforts`,
+    /// release build, thread CPU time, q 80 = distance 1.9) on four photos
+    /// scaled by thumbd to 512 px: effort 5 writes the smallest files of
+    /// efforts 3…7 on every one (rocket 14 975 bytes, Dragonfly 28 584,
+    /// LadyBird 10 334, Storm 4 959; efforts 3–4 +11–18 %, 6–7 +1–3 %) in
+    /// 11–15 ms; effort 4 takes 2–4 ms, effort 7 20–27 ms. AVIF at speed 9
+    /// takes 4–11 ms for the same bitmaps: only efforts 3–4 stay within it.
+    public static let defaultEffort = 5
 
     /// Butteraugli distance for thumbd's `q` until §17's calibrated table
     /// lands: cjxl 0.7's `-q` mapping (libjxl 0.9's JxlEncoderDistanceFromQuality,

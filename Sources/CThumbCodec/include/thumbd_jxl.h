@@ -38,8 +38,8 @@ thumbd_decoder *thumbd_jxl_open(const void *data, size_t length, uint64_t max_pi
 int thumbd_jxl_color_model(const thumbd_decoder *decoder);
 
 /// Lossy JPEG XL (VarDCT, XYB) as a bare codestream: 8-bit sRGB, no
-/// metadata; with has_alpha an 8-bit alpha channel (libjxl 0.7 codes it
-/// losslessly: no separate alpha distance), else none. distance is
+/// metadata; with has_alpha an 8-bit alpha channel (coded with the frame's
+/// settings: libjxl 0.7 has no separate alpha distance), else none. distance is
 /// butteraugli's (0.1…25), effort libjxl's 1…9. libjxl 0.7's encoder has no
 /// progress or cancel hook: the deadline is checked only before it starts.
 int thumbd_jxl_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, float distance, int effort,
