@@ -13,7 +13,7 @@ enum JXLEffortBench {
     static func run(files: [String], runs: Int, quality: Int) {
         for file in files {
             guard let data = FileManager.default.contents(atPath: file),
-                  let (bitmap, header) = try? ImageDecoder.decodeBitmap([UInt8](data), maxPixels: 100_000_000) else {
+                  let (bitmap, header) = try? ImageDecoder.decodeBitmap([UInt8](data), maxPixels: 100_000_000, allowJPEGXL: true) else {
                 FileHandle.standardError.write(Data("cannot decode \(file)\n".utf8))
                 exit(1)
             }
