@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers, bottom to top (arrows point one way):
-//   CJPEG/CPNG/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
+//   CJPEG/CPNG/CCrypto/CJXL/… (system libraries) → CThumbCodec (C shim, owns every setjmp)
 //   ThumbHashFormat (the ThumbHash placeholder format; no dependencies, shared with ThumbClient)
 //   ThumbImaging (bitmaps, geometry, resampling; no I/O) → ThumbHashFormat
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
@@ -36,12 +36,14 @@ let package = Package(
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CAvif", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
+        // libjxl 0.7 alone: no libjxl_threads (one thread per job; no parallel runner is set).
+        .systemLibrary(name: "CJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
                        providers: [.apt(["liblcms2-dev"])]),
         // zlib (libpng's own dependency, so always present) for the PNG structure walk's inflate count;
         // libwebpmux (libwebp-dev ships it beside libwebpdemux, whose pkg-config CWebP names) for the
         // animated WebP encoder.
-        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAvif", "CLCMS2"],
+        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAvif", "CJXL", "CLCMS2"],
                 cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("z"), .linkedLibrary("webpmux")]),
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),
@@ -97,7 +99,8 @@ let package = Package(
 
         .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat"]),
         .testTarget(name: "ThumbHashFormatTests", dependencies: ["ThumbHashFormat"], exclude: ["Fixtures"]),
-        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto", "ThumbTestSupport"],
+        .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto", "CJXL",
+                                                            "ThumbTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbJSONTests", dependencies: ["ThumbJSON"]),
         .testTarget(name: "ThumbHTTPTests", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbTestSupport"]),

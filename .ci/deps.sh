@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the system libraries thumbd builds against, when absent (Debian).
+# Installs the system libraries thumbd builds against, when absent (Debian); libjxl-tools is
+# the tests' djxl/cjxl (JPEG XL round trips and fixtures).
 set -euo pipefail
 need=()
 for pkg in libpng-dev libjpeg-dev libssl-dev libcurl4-openssl-dev libwebp-dev libgif-dev libheif-dev libavif-dev \
-           liblcms2-dev pkg-config curl; do
+           libjxl-dev libjxl-tools liblcms2-dev pkg-config curl; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 for pkg in "$@"; do

@@ -11,7 +11,9 @@ import ThumbImaging
 
 func fuzzOne(_ data: [UInt8]) {
     _ = ImageFormat.sniff(data)
-    guard let header = try? ImageDecoder.probe(data, maxPixels: 4_000_000) else { return }
+    // JPEG XL too (the service reads it only when `limits.jpegXLSources` allows).
+    guard let header = try? ImageDecoder.probe(data, maxPixels: 4_000_000, allowJPEGXL: true) else { return }
+    precondition(header.frames >= 1 && (header.format != .jxl || header.frames == FrameCount.of(data, format: .jxl)))
     var sink = BitmapSink()
     if (try? ImageDecoder.decode(data, header: header, minimumDisplayedSize: nil, into: &sink)) != nil,
        let bitmap = sink.bitmap() {
@@ -48,6 +50,7 @@ func fuzzOne(_ data: [UInt8]) {
         _ = try? WebPEncoder.encode(small, quality: 75)
         // aom costs milliseconds even for 32 px: encode one input in eight to keep the fuzzer fast.
         if data.count % 8 == 0 { _ = try? AVIFEncoder.encode(small, quality: 75) }
+        if data.count % 8 == 1 { _ = try? JXLEncoder.encode(small, quality: 75) }
     }
     // The scaled path (JPEG DCT scaling, WebP shrink on load) at the smallest scale.
     var scaled = BitmapSink()

@@ -9,6 +9,7 @@ import ThumbRender
 //        ThumbBench --blur-bench [--runs N]   (blur and sharpen alone; see BlurBench)
 //        ThumbBench --animate [--runs N] [--w N] [--h N] [--fit F] [--q Q] [--out FILE] FILE...
 //          (animated GIF/WebP → animated WebP; see AnimationBench, anim-bench.sh)
+//        ThumbBench --jxl-efforts [--runs N] [--q Q] FILE...   (JPEG XL efforts 3…7 and AVIF at 512 px; JXLEffortBench)
 // Driven by Tests/Benchmarks/codec-bench.sh; build with -c release.
 
 var runs = 11
@@ -17,6 +18,7 @@ var format = OutputFormat.jpeg
 var files: [String] = []
 var blurBench = false
 var animate = false
+var jxlEfforts = false
 var quality = 82
 var output: String?
 var args = CommandLine.arguments.dropFirst().makeIterator()
@@ -30,6 +32,7 @@ while let arg = args.next() {
     case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
     case "--blur-bench": blurBench = true
     case "--animate": animate = true
+    case "--jxl-efforts": jxlEfforts = true
     case "--q": quality = Int(args.next() ?? "") ?? quality
     case "--out": output = args.next()
     default: files.append(arg)
@@ -38,6 +41,11 @@ while let arg = args.next() {
 
 if animate {
     AnimationBench.run(files: files, variant: variant, runs: runs, quality: quality, output: output)
+    exit(0)
+}
+
+if jxlEfforts {
+    JXLEffortBench.run(files: files, runs: runs, quality: quality)
     exit(0)
 }
 

@@ -48,7 +48,7 @@ public enum AnimationDecoder {
             return canvas * (previous ? 2 : 1) + max(1, frames) * gifFrameRecordBytes + gifRowBytes
         case .webp:
             return canvas * 3
-        case .jpeg, .png, .avif, .heic:
+        case .jpeg, .png, .avif, .heic, .jxl:
             return canvas
         }
     }
@@ -68,7 +68,7 @@ public enum AnimationDecoder {
         let opened: OpaquePointer? = switch header.format {
         case .gif: thumbd_gif_anim_open(bytes.baseAddress, bytes.count, limit, &width, &height, &status, &message, message.count)
         case .webp: thumbd_webp_anim_open(bytes.baseAddress, bytes.count, limit, &width, &height, &status, &message, message.count)
-        case .jpeg, .png, .avif, .heic: nil
+        case .jpeg, .png, .avif, .heic, .jxl: nil
         }
         guard let anim = opened else {
             if header.format != .gif && header.format != .webp {

@@ -46,3 +46,43 @@ public enum AVIFEncoder {
         }
     }
 }
+
+/// Lossy JPEG XL (API.md § Output `jxl`) with libjxl 0.7: VarDCT in XYB, 8-bit
+/// sRGB, a bare codestream (the container would add ~40 bytes and nothing
+/// thumbd writes needs a box), no Exif, XMP or ICC. When any pixel has alpha
+/// < 255 an 8-bit alpha channel is kept, else none is written. libjxl 0.7
+/// has no separate alpha distance: alpha is coded with the frame's settings,
+/// near but not exact (rocket.jpg's ramp with a clear hole at q 80: 53 dB,
+/// 18 levels at worst, at the hole's hard edge), unlike WebP's and AVIF's lossless alpha.
+public enum JXLEncoder {
+    /// libjxl effort 1…9 (its default 7). Measured (`ThumbBench --jxl-efforts`,
+    /// release build, thread CPU time, q 80 = distance 1.9) on four photos
+    /// scaled by thumbd to 512 px: effort 5 writes the smallest files of
+    /// efforts 3…7 on every one (rocket 14 975 bytes, Dragonfly 28 584,
+    /// LadyBird 10 334, Storm 4 959; efforts 3–4 +11–18 %, 6–7 +1–3 %) in
+    /// 11–15 ms; effort 4 takes 2–4 ms, effort 7 20–27 ms. AVIF at speed 9
+    /// takes 4–11 ms for the same bitmaps: only efforts 3–4 stay within it.
+    public static let defaultEffort = 5
+
+    /// Butteraugli distance for thumbd's `q` until §17's calibrated table
+    /// lands: cjxl 0.7's `-q` mapping (libjxl 0.9's JxlEncoderDistanceFromQuality,
+    /// absent from 0.7): 0.1 + (100 − q)·0.09 from q 30 up, a quadratic below
+    /// (q 1 → 23.9). q 100 gives 0.1, libjxl's best lossy setting, not lossless.
+    public static func distance(forQuality quality: Int) -> Float {
+        let q = Double(min(100, max(1, quality)))
+        let d = q >= 30 ? 0.1 + (100 - q) * 0.09 : 53.0 / 3000.0 * q * q - 23.0 / 20.0 * q + 25.0
+        return Float(d)
+    }
+
+    public static func encode(_ bitmap: Bitmap, quality: Int, effort: Int = defaultEffort,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
+        let alpha: Int32 = bitmap.isOpaque ? 0 : 1
+        let distance = distance(forQuality: quality)
+        return try EncodedBuffer.take { out, length, message, size in
+            bitmap.pixels.withUnsafeBytes {
+                thumbd_jxl_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha, distance,
+                                  Int32(min(9, max(1, effort))), deadline.raw, out, length, message, size)
+            }
+        }
+    }
+}

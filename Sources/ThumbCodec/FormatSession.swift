@@ -33,7 +33,7 @@ enum FormatSession {
                 let open = libheif ? thumbd_heif_open : thumbd_avif_open
                 opened = open(bytes.baseAddress, bytes.count, limit, &width, &height, &status, &message, message.count)
             }
-        case .jpeg, .png:
+        case .jpeg, .png, .jxl:
             preconditionFailure("\(header.format) has its own session")
         }
         guard let decoder = opened else { return .failure(RowPump.failure(status, message)) }

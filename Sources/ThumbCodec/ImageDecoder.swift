@@ -13,7 +13,8 @@ public struct DecodeInfo: Sendable, Equatable {
     public var thumbnailItem: UInt32? = nil
 }
 
-/// Sniffs, probes and decodes PNG, JPEG, WebP, GIF, AVIF and HEIC into RGBA8 scanlines.
+/// Sniffs, probes and decodes PNG, JPEG, WebP, GIF, AVIF, HEIC and (when
+/// allowed) JPEG XL into RGBA8 scanlines.
 ///
 /// Decoding takes the `ImageHeader` that `probe` returned, and only `probe`
 /// can make one — after checking `maxPixels` — so no pixel buffer can be
@@ -32,9 +33,15 @@ public enum ImageDecoder {
         thumbd_heif_start()
     }
 
-    public static func probe(_ data: [UInt8], maxPixels: Int) throws(CodecError) -> ImageHeader {
+    /// JPEG XL only with `allowJPEGXL` (`limits.jpegXLSources`, default
+    /// false: SPEC §3.2; `thumbd thumbnail` always allows it); without it a
+    /// JPEG XL file is `unsupportedFormat`, as any format thumbd does not read.
+    /// A JPEG XL header's facts come from libjxl's basic info, its frame
+    /// count from the frame events after it (no pixel decoded; more than
+    /// `JXLStructure.maxFrames` is `tooComplex`).
+    public static func probe(_ data: [UInt8], maxPixels: Int, allowJPEGXL: Bool = false) throws(CodecError) -> ImageHeader {
         guard !data.isEmpty else { throw .empty }
-        guard let format = ImageFormat.sniff(data) else {
+        guard let format = ImageFormat.sniff(data), format != .jxl || allowJPEGXL else {
             throw .unsupportedFormat("not a PNG, JPEG, WebP, GIF, AVIF or HEIC image")
         }
         // Before any library parses it (StructureWalk). For AVIF and HEIC the
@@ -45,6 +52,18 @@ public enum ImageDecoder {
         var info = thumbd_image_info()
         var message = [CChar](repeating: 0, count: 256)
         let limit = UInt64(max(0, maxPixels))
+        var frames: Int?
+        if format == .jxl {
+            let result: Result<(thumbd_image_info, frames: Int), CodecError> = data.withUnsafeBytes { bytes in
+                do throws(CodecError) { return .success(try JXLProbe.probe(bytes, maxPixels: maxPixels)) } catch {
+                    return .failure(error)
+                }
+            }
+            (info, frames) = try result.get()
+            guard frames! <= JXLStructure.maxFrames else {
+                throw .tooComplex("JPEG XL has more than \(JXLStructure.maxFrames) frames")
+            }
+        }
         let status = data.withUnsafeBytes { bytes in
             switch format {
             case .jpeg: thumbd_jpeg_probe(bytes.baseAddress, bytes.count, &info, &message, message.count)
@@ -54,13 +73,15 @@ public enum ImageDecoder {
             case .avif, .heic:
                 libheif ? thumbd_heif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
                         : thumbd_avif_probe(bytes.baseAddress, bytes.count, limit, &info, &message, message.count)
+            case .jxl: Int32(THUMBD_OK)   // probed above
             }
         }
         if status == Int32(THUMBD_TOO_LARGE) { throw .tooLarge(width: Int(info.width), height: Int(info.height)) }
         try check(status, message)
         // Another pass over a GIF's blocks or a WebP's chunks (linear, nothing kept).
         let animation = format == .gif || format == .webp ? AnimationFacts.of(data, format: format) : nil
-        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels, isobmff: isobmff, animation: animation)
+        let header = ImageHeader(format: format, info: info, pixelLimit: maxPixels, isobmff: isobmff, animation: animation,
+                                 frames: frames)
         guard header.width > 0, header.height > 0 else { throw .corrupt("image has no pixels") }
         guard header.width.multipliedReportingOverflow(by: header.height).partialValue <= maxPixels,
               header.width <= 1 << 20, header.height <= 1 << 20 else {
@@ -131,8 +152,25 @@ public enum ImageDecoder {
             return decoded + (header.isProgressive ? pixels : 0)
         case .avif, .heic:
             return decoded + (header.isobmff?.usesLibheif == true ? heifWorkingBytes(header) : avifWorkingBytes(header))
+        case .jxl:
+            return decoded + jxlWorkingBytes(header)
         }
     }
+
+    /// libjxl 0.7 decodes the first frame whole inside open into thumbd's
+    /// RGBA8 copy (`decoded`, which the rows are then read from, so it counts
+    /// twice), from its own float planes: 4 bytes a sample for the colour
+    /// channels and each extra channel, plus its group buffers and (XYB) the
+    /// DC image. A first, generous bound: the whole `ThumbBench --jxl-efforts`
+    /// process (decode, 512-px scale, encodes) peaked at 137 MB RSS for a
+    /// 4224×3168 lossy (XYB) JPEG XL and 151 MB for a lossless one, where
+    /// this estimates 343 MB; to be tightened with peaks above an idle process.
+    static func jxlWorkingBytes(_ header: ImageHeader) -> Int {
+        header.width * header.height * (4 + jxlWorkingBytesPerPixel + (header.hasAlpha ? 4 : 0))
+    }
+
+    /// libjxl's own bytes per pixel beyond the RGBA8 output (JXLSession).
+    static let jxlWorkingBytesPerPixel = 16
 
     /// The codec's YCbCr planes: 4:4:4 as the upper bound, 2 bytes per sample
     /// above 8 bits, plus alpha.
@@ -213,6 +251,7 @@ public enum ImageDecoder {
             case .webp, .gif, .avif, .heic:
                 FormatSession.run(bytes, header: header, scaleNumerator: m, thumbnail: thumbnail, deadline: deadline,
                                   into: &sink)
+            case .jxl: JXLSession.run(bytes, header: header, deadline: deadline, into: &sink)
             }
         }
         return try result.get()
@@ -222,9 +261,10 @@ public enum ImageDecoder {
     public static func decodeBitmap(_ data: [UInt8], maxPixels: Int,
                                     minimumDisplayedSize: (width: Int, height: Int)? = nil,
                                     useEmbeddedThumbnail: Bool = false,
+                                    allowJPEGXL: Bool = false,
                                     deadline: RenderDeadline = .none)
         throws(CodecError) -> (bitmap: Bitmap, header: ImageHeader) {
-        let header = try probe(data, maxPixels: maxPixels)
+        let header = try probe(data, maxPixels: maxPixels, allowJPEGXL: allowJPEGXL)
         var sink = BitmapSink()
         try decode(data, header: header, minimumDisplayedSize: minimumDisplayedSize,
                    useEmbeddedThumbnail: useEmbeddedThumbnail, deadline: deadline, into: &sink)

@@ -8,6 +8,11 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
     case avif
     /// HEIF with HEVC images (`heic`, `heix`, …) or a generic `mif1`/`msf1` file.
     case heic
+    /// JPEG XL: a bare codestream (`FF 0A`) or the ISOBMFF container, whose
+    /// first box is `JXL ` (12 bytes: `00 00 00 0C 4A 58 4C 20 0D 0A 87 0A`).
+    /// Sniffed always; decoded only when the caller allows it
+    /// (`ImageDecoder.probe(_:maxPixels:allowJPEGXL:)`, SPEC §3.2).
+    case jxl
 
     /// The format whose signature `bytes` starts with, or nil.
     public static func sniff(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
@@ -15,6 +20,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         if starts(bytes, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if bytes.count >= 12, starts(bytes, Array("RIFF".utf8)), starts(bytes, Array("WEBP".utf8), at: 8) { return .webp }
         if starts(bytes, Array("GIF87a".utf8)) || starts(bytes, Array("GIF89a".utf8)) { return .gif }
+        if starts(bytes, [0xFF, 0x0A]) || starts(bytes, jxlContainerSignature) { return .jxl }
         return isoBMFF(bytes)
     }
 
@@ -25,6 +31,8 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
     private static func starts(_ bytes: UnsafeRawBufferPointer, _ prefix: [UInt8], at offset: Int = 0) -> Bool {
         bytes.count >= offset + prefix.count && prefix.indices.allSatisfy { bytes[offset + $0] == prefix[$0] }
     }
+
+    private static let jxlContainerSignature: [UInt8] = [0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
 
     private static let avifBrands: Set<String> = ["avif", "avis"]
     private static let heicBrands: Set<String> = ["heic", "heix", "hevc", "heim", "heis", "hevm", "hevs"]

@@ -19,7 +19,8 @@ public struct ImageHeader: Sendable, Equatable, Codable {
     /// in memory while decoding. Also an interlaced GIF (its first frame is
     /// held as palette indices).
     public let isProgressive: Bool
-    /// An animated WebP: its first frame is decoded onto the canvas.
+    /// An animated WebP: its first frame is decoded onto the canvas. A JPEG
+    /// XL of two displayed frames or more (its first is decoded).
     public let isAnimated: Bool
     /// Bits per sample: JPEG precision, PNG bit depth, HEIF/AVIF luma bits (decoded to 8), else 8.
     public let bitDepth: Int
@@ -30,17 +31,23 @@ public struct ImageHeader: Sendable, Equatable, Codable {
     public let isLossless: Bool
     /// The `maxPixels` the probe was given; the HEIF decoder needs it again.
     let pixelLimit: Int
-    /// A GIF or WebP of two frames or more (SPEC §14); nil for a still image.
+    /// A GIF or WebP of two frames or more (SPEC §14); nil for a still image
+    /// and for every JPEG XL (whose animations give their first frame only).
     public let animation: AnimationFacts?
+    /// The frames in the file (SPEC §12 `frames`): a GIF's or WebP's
+    /// `animation.frames`; a JPEG XL's displayed frames, counted by the probe
+    /// from libjxl's frame events without pixels; else 1.
+    public let frames: Int
     /// AVIF and HEIC: what the structure walk learnt (which library decodes
     /// the file, its grid tiles); nil for other formats.
     let isobmff: ISOBMFFLayout?
 
     init(format: ImageFormat, info: thumbd_image_info, pixelLimit: Int = .max, isobmff: ISOBMFFLayout? = nil,
-         animation: AnimationFacts? = nil) {
+         animation: AnimationFacts? = nil, frames: Int? = nil) {
         self.format = format
         self.isobmff = isobmff
         self.animation = animation
+        self.frames = max(1, frames ?? animation?.frames ?? 1)
         width = Int(info.width)
         height = Int(info.height)
         orientation = Orientation(exifValue: Int(info.orientation))
@@ -71,5 +78,6 @@ public struct ImageHeader: Sendable, Equatable, Codable {
             && a.hasAlpha == b.hasAlpha && a.isProgressive == b.isProgressive && a.colorModel == b.colorModel
             && a.components == b.components && a.isAnimated == b.isAnimated
             && a.bitDepth == b.bitDepth && a.isLossless == b.isLossless && a.animation == b.animation
+            && a.frames == b.frames
     }
 }

@@ -23,7 +23,8 @@ public struct AnimationFacts: Sendable, Equatable, Codable {
 
     /// The facts of `bytes` read as `format`, or nil for a still image (one
     /// frame, or a format that does not animate here: JPEG, PNG, AVIF and
-    /// HEIC sequences give their primary image). Linear in the file's size.
+    /// HEIC sequences give their primary image; a JPEG XL animation gives
+    /// its first frame in every format, SPEC §14). Linear in the file's size.
     public static func of(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) -> AnimationFacts? {
         switch format {
         case .gif:
@@ -35,7 +36,7 @@ public struct AnimationFacts: Sendable, Equatable, Codable {
             let walk = WebPStructure.animation(bytes)
             guard walk.frames >= 2 else { return nil }
             return AnimationFacts(frames: walk.frames, loopCount: walk.loopCount, holdsPreviousCanvas: true)
-        case .jpeg, .png, .avif, .heic:
+        case .jpeg, .png, .avif, .heic, .jxl:
             return nil
         }
     }

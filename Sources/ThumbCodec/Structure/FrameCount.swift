@@ -13,6 +13,10 @@ public enum FrameCount {
     /// - WebP: the `ANMF` chunks when the first chunk is a `VP8X` with the
     ///   animation flag set (WebPStructure); a still WebP, lossy or lossless,
     ///   simple or extended, is 1.
+    /// - JPEG XL: the displayed frames libjxl reports while skipping every
+    ///   frame's sections by its table of contents (`thumbd_jxl_probe`, no
+    ///   pixel decoded), up to `JXLStructure.maxFrames` + 1; a file libjxl
+    ///   cannot read to its first frame header counts 1.
     /// - JPEG, PNG, AVIF, HEIC: 1 (an AVIF or HEIF sequence reports its
     ///   primary image).
     ///
@@ -28,6 +32,7 @@ public enum FrameCount {
         let counted = switch format {
         case .gif: GIFStructure.census(bytes).frames
         case .webp: WebPStructure.animationFrames(bytes)
+        case .jxl: JXLProbe.frames(bytes)
         case .jpeg, .png, .avif, .heic: 1
         }
         return max(1, counted)

@@ -26,6 +26,7 @@ public enum StructureWalk {
         case .gif: try GIFStructure.walk(bytes)
         case .avif, .heic: return try ISOBMFFStructure.walk(bytes, format: format)
         case .webp: break   // RIFF chunks: libwebp's parsers are linear and keep nothing per chunk
+        case .jxl: try JXLStructure.walk(bytes)
         }
         return nil
     }
