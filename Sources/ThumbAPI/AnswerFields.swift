@@ -19,8 +19,8 @@ struct AnswerFields: Sendable {
     }
 
     /// `/info`: JSON, never negotiated.
-    init(_ answer: InfoAnswer, cacheControl: String) {
-        self.init(contentType: "application/json", etag: answer.etag, cacheControl: cacheControl, varies: false,
+    init(info etag: String, cacheControl: String) {
+        self.init(contentType: "application/json", etag: etag, cacheControl: cacheControl, varies: false,
                   size: nil, frames: 1)
     }
 

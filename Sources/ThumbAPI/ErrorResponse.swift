@@ -20,44 +20,80 @@ enum ErrorResponse {
     static let render: HTTPError.Renderer = { json(status: $0.status, code: $0.code, message: $0.message) }
 }
 
-extension ServiceError {
+/// Every failure thumbd answers with: the service's (`ServiceError`), and
+/// the API layer's own refusals, which the service never sees — an unknown
+/// path, a method the route does not take, a missing bearer token, a wrong
+/// signature.
+public enum APIError: Error, Equatable, Sendable {
+    case service(ServiceError)
+    case unauthorized
+    case badSignature
+    case notFound
+    case methodNotAllowed(allow: String)
+
     /// The HTTP status Errors.md assigns.
     public var status: Int {
         switch self {
-        case .badRequest: 400
         case .unauthorized: 401
-        case .forbiddenSource, .badSignature: 403
-        case .notFound, .sourceNotFound: 404
+        case .badSignature: 403
+        case .notFound: 404
         case .methodNotAllowed: 405
-        case .unsupportedFormat: 415
-        case .sourceTooLarge, .imageTooLarge, .corruptImage, .renderTimedOut, .workerCrashed, .workerFiltered,
-             .outOfMemory: 422
-        case .internalError: 500
-        case .originError: 502
-        case .overloaded: 503
-        case .originTimeout: 504
+        case .service(let error):
+            switch error {
+            case .badRequest: 400
+            case .forbiddenSource: 403
+            case .sourceNotFound: 404
+            case .unsupportedFormat: 415
+            case .sourceTooLarge, .imageTooLarge, .corruptImage, .renderTimedOut, .workerCrashed, .workerFiltered,
+                 .outOfMemory: 422
+            case .internalError: 500
+            case .originError: 502
+            case .overloaded: 503
+            case .originTimeout: 504
+            }
         }
     }
 
     /// The JSON `error` code Errors.md assigns.
     public var code: String {
         switch self {
-        case .badRequest: "bad_request"
         case .unauthorized: "unauthorized"
-        case .forbiddenSource: "forbidden_source"
         case .badSignature: "bad_signature"
         case .notFound: "not_found"
-        case .sourceNotFound: "source_not_found"
         case .methodNotAllowed: "method_not_allowed"
-        case .unsupportedFormat: "unsupported_format"
-        case .sourceTooLarge: "source_too_large"
-        case .imageTooLarge, .outOfMemory: "image_too_large"
-        case .corruptImage, .renderTimedOut, .workerCrashed, .workerFiltered: "corrupt_image"
-        case .internalError: "internal_error"
-        case .originError: "origin_error"
-        case .overloaded: "overloaded"
-        case .originTimeout: "origin_timeout"
+        case .service(let error):
+            switch error {
+            case .badRequest: "bad_request"
+            case .forbiddenSource: "forbidden_source"
+            case .sourceNotFound: "source_not_found"
+            case .unsupportedFormat: "unsupported_format"
+            case .sourceTooLarge: "source_too_large"
+            case .imageTooLarge, .outOfMemory: "image_too_large"
+            case .corruptImage, .renderTimedOut, .workerCrashed, .workerFiltered: "corrupt_image"
+            case .internalError: "internal_error"
+            case .originError: "origin_error"
+            case .overloaded: "overloaded"
+            case .originTimeout: "origin_timeout"
+            }
         }
+    }
+
+    /// A human-readable explanation for the JSON `message` field.
+    public var message: String {
+        switch self {
+        case .unauthorized: "missing or wrong bearer token"
+        case .badSignature: "signature missing or wrong"
+        case .notFound: "no such path"
+        case .methodNotAllowed(let allow): "method not allowed; allowed: \(allow)"
+        case .service(let error): error.message
+        }
+    }
+
+    /// Whether a client or CDN may cache the answer (`ServiceError.Lifetime`);
+    /// the API's own refusals depend on the request, so never.
+    var isLasting: Bool {
+        if case .service(let error) = self { return error.lifetime == .lasting }
+        return false
     }
 
     /// The answer of any route but `/thumbnail`: errors there are never cached.
@@ -76,10 +112,19 @@ extension ServiceError {
     /// format was negotiated, so the answer depends on `Accept`.
     func thumbnailResponse(_ output: ServiceConfiguration.Output, varies: Bool) -> HTTPResponse {
         var response = self.response
-        response.headers.append(("Cache-Control",
-                                 lifetime == .lasting ? "public, max-age=\(output.errorMaxAgeSeconds)" : "no-store"))
+        response.headers.append(("Cache-Control", isLasting ? "public, max-age=\(output.errorMaxAgeSeconds)" : "no-store"))
         if varies { response.headers.append(("Vary", "Accept")) }
         return response
+    }
+}
+
+extension ServiceError {
+    public var status: Int { APIError.service(self).status }
+    public var code: String { APIError.service(self).code }
+    public var response: HTTPResponse { APIError.service(self).response }
+
+    func thumbnailResponse(_ output: ServiceConfiguration.Output, varies: Bool) -> HTTPResponse {
+        APIError.service(self).thumbnailResponse(output, varies: varies)
     }
 }
 

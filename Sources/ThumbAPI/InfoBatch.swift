@@ -9,7 +9,7 @@ struct InfoBatch {
     struct Item {
         /// The `url` as given: an error item echoes it.
         let given: String
-        let request: Result<InfoRequest, ServiceError>
+        let request: Result<InfoRequest, APIError>
     }
 
     let items: [Item]
@@ -40,7 +40,7 @@ struct InfoBatch {
     /// The item's request, or its own error: the signature first, as for a
     /// GET (an unsigned item learns nothing about its URL).
     private static func request(url: String, sig: String?, signingKey: String?,
-                                reservedBucket: String?) -> Result<InfoRequest, ServiceError> {
+                                reservedBucket: String?) -> Result<InfoRequest, APIError> {
         if let signingKey {
             let expected = URLSignature.sign(signedTarget(url: url), key: signingKey)
             guard let sig, ConstantTime.equals(Array(sig.utf8), Array(expected.utf8)) else {
@@ -48,6 +48,7 @@ struct InfoBatch {
             }
         }
         return Result { () throws(ServiceError) in try InfoRequest(url: url, reservedBucket: reservedBucket) }
+            .mapError(APIError.service)
     }
 
     /// What an item's `sig` signs: its GET form `/info?url=ENCODED`, every

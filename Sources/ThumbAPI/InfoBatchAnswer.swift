@@ -43,12 +43,12 @@ final class InfoBatchAnswer: Sendable {
 
     func fill(_ index: Int, _ result: Result<InfoResult, ServiceError>) {
         switch result {
-        case .success(let info): fill(index, info.answer.body)
-        case .failure(let error): fill(index, error: error)
+        case .success(let result): fill(index, InfoAnswer(result.info).body)
+        case .failure(let error): fill(index, error: .service(error))
         }
     }
 
-    func fill(_ index: Int, error: ServiceError) {
+    func fill(_ index: Int, error: APIError) {
         fill(index, Self.errorObject(url: given[index], error))
     }
 
@@ -73,7 +73,7 @@ final class InfoBatchAnswer: Sendable {
         state.withLock { s in
             guard !s.sent else { return }
             for index in s.slots.indices where s.slots[index] == nil {
-                s.slots[index] = Self.errorObject(url: given[index], error)
+                s.slots[index] = Self.errorObject(url: given[index], .service(error))
             }
             s.remaining = 0
         }
@@ -100,7 +100,7 @@ final class InfoBatchAnswer: Sendable {
         send(body)
     }
 
-    static func errorObject(url: String, _ error: ServiceError) -> [UInt8] {
+    static func errorObject(url: String, _ error: APIError) -> [UInt8] {
         Array(JSONValue.object([("url", .string(url)), ("error", .string(error.code)),
                                 ("message", .string(error.message))]).serialized().utf8)
     }

@@ -13,18 +13,19 @@ extension ServiceHandler {
         let ifNoneMatch = request.header("If-None-Match")
         let parsed: InfoRequest
         if let entry = infoShortcuts.entry(key, generation: generation) {
-            if let answer = service.cachedInfo(entry.request) {
-                let fields = infoShortcuts.fields(key, entry, etag: answer.etag, generation: generation) {
-                    AnswerFields(answer, cacheControl: Self.cacheControl(service.config.output))
+            if let info = service.cachedInfo(entry.request) {
+                let fields = infoShortcuts.fields(key, entry, etag: info.etag, generation: generation) {
+                    AnswerFields(info: info.etag, cacheControl: Self.cacheControl(service.config.output))
                 }
-                return responder.respond(fields.response(body: answer.body, cache: .memory, ifNoneMatch: ifNoneMatch))
+                return responder.respond(fields.response(body: InfoAnswer(info).body, cache: .memory,
+                                                         ifNoneMatch: ifNoneMatch))
             }
             parsed = entry.request
         } else {
             let config = service.config
             // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
             if let key = signingKey, !URLSignature.verify(target: request.target, key: key) {
-                return responder.respond(ServiceError.badSignature.thumbnailResponse(config.output, varies: false))
+                return responder.respond(APIError.badSignature.thumbnailResponse(config.output, varies: false))
             }
             do {
                 parsed = try InfoRequest(query: request.query, reservedBucket: config.diskStore.shared?.bucket)
@@ -40,8 +41,9 @@ extension ServiceHandler {
                 report(error, request)
                 responder.respond(error.thumbnailResponse(output, varies: false))
             case .success(let info):
-                let fields = AnswerFields(info.answer, cacheControl: Self.cacheControl(output))
-                responder.respond(fields.response(body: info.answer.body, cache: info.cache, ifNoneMatch: ifNoneMatch))
+                let fields = AnswerFields(info: info.info.etag, cacheControl: Self.cacheControl(output))
+                responder.respond(fields.response(body: InfoAnswer(info.info).body, cache: info.cache,
+                                                  ifNoneMatch: ifNoneMatch))
             }
         }
     }
@@ -73,7 +75,7 @@ extension ServiceHandler {
                 answer.fill(index, error: error)
             case .success(let parsed):
                 if let cached = service.cachedInfo(parsed) {
-                    answer.fill(index, cached.body)
+                    answer.fill(index, InfoAnswer(cached).body)
                 } else {
                     service.info(parsed, deserted: deserted) { [self] result in
                         if case .failure(let error) = result { report(error, request) }

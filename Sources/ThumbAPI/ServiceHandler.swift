@@ -76,7 +76,7 @@ public final class ServiceHandler: Sendable {
     /// missing admin token); nil when the request may go on. The server asks
     /// this before reading a body sent with `Expect: 100-continue`.
     public func refusal(head request: HTTPRequest) -> HTTPResponse? {
-        guard let route = Route(path: request.path) else { return ServiceError.notFound.response }
+        guard let route = Route(path: request.path) else { return APIError.notFound.response }
         return refusal(request, route)
     }
 
@@ -84,17 +84,17 @@ public final class ServiceHandler: Sendable {
     /// path, needs none here.
     private func refusal(_ request: HTTPRequest, _ route: Route) -> HTTPResponse? {
         guard route.methods.contains(request.method) else {
-            return ServiceError.methodNotAllowed(allow: route.methods.joined(separator: ", ")).response
+            return APIError.methodNotAllowed(allow: route.methods.joined(separator: ", ")).response
         }
         if route.isAdmin, !AdminToken.permits(authorization: request.header("Authorization"),
                                               token: security.withLock(\.adminToken)) {
-            return ServiceError.unauthorized.response
+            return APIError.unauthorized.response
         }
         return nil
     }
 
     public func handle(_ request: HTTPRequest, _ responder: Responder) {
-        guard let route = Route(path: request.path) else { return responder.respond(ServiceError.notFound.response) }
+        guard let route = Route(path: request.path) else { return responder.respond(APIError.notFound.response) }
         if let refused = refusal(request, route) { return responder.respond(refused) }
         switch route {
         case .thumbnail: thumbnail(request, responder)
@@ -156,7 +156,7 @@ public final class ServiceHandler: Sendable {
             let config = service.config
             // The signature first: an unsigned request learns nothing, not even which parameter is wrong.
             if let key = security.withLock(\.signingKey), !URLSignature.verify(target: request.target, key: key) {
-                return responder.respond(ServiceError.badSignature.thumbnailResponse(config.output, varies: false))
+                return responder.respond(APIError.badSignature.thumbnailResponse(config.output, varies: false))
             }
             do {
                 parsed = try ThumbnailRequest(query: request.query, config: config, accept: key.accept)

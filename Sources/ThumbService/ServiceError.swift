@@ -9,12 +9,8 @@ import ThumbRender
 /// this runs.
 public enum ServiceError: Error, Equatable, Sendable, Codable {
     case badRequest(String)
-    case unauthorized
     case forbiddenSource(String)
-    case badSignature
-    case notFound
     case sourceNotFound
-    case methodNotAllowed(allow: String)
     case unsupportedFormat(String)
     case sourceTooLarge(limit: Int)
     case imageTooLarge(String)
@@ -48,11 +44,7 @@ public enum ServiceError: Error, Equatable, Sendable, Codable {
              .imageTooLarge(let m), .corruptImage(let m), .originError(let m), .originTimeout(let m):
             m
         case .internalError: "internal error"
-        case .unauthorized: "missing or wrong bearer token"
-        case .badSignature: "signature missing or wrong"
-        case .notFound: "no such path"
         case .sourceNotFound: "the origin has no such image"
-        case .methodNotAllowed(let allow): "method not allowed; allowed: \(allow)"
         case .sourceTooLarge(let limit): "source larger than \(limit) bytes"
         case .overloaded: "render queue full; retry later"
         case .renderTimedOut: "the render took longer than limits.maxRenderSeconds and was stopped"
@@ -78,8 +70,7 @@ public enum ServiceError: Error, Equatable, Sendable, Codable {
         switch self {
         case .sourceNotFound, .unsupportedFormat, .corruptImage, .imageTooLarge, .sourceTooLarge: .lasting
         case .originError: .remembered
-        case .badRequest, .unauthorized, .forbiddenSource, .badSignature, .notFound, .methodNotAllowed,
-             .renderTimedOut, .workerCrashed, .workerFiltered, .outOfMemory, .internalError, .overloaded, .originTimeout: .momentary
+        case .badRequest, .forbiddenSource, .renderTimedOut, .workerCrashed, .workerFiltered, .outOfMemory, .internalError, .overloaded, .originTimeout: .momentary
         }
     }
 }

@@ -16,7 +16,7 @@ enum InfoCommand {
         do throws(RenderError) {
             let header = try ThumbnailPipeline.probe(source: source, limits: limits)
             let facts = try ThumbnailPipeline.facts(source: source, header: header, sha256: "")
-            let answer = InfoAnswer(url: "", bytes: source.count, facts: facts)
+            let answer = InfoAnswer(SourceInfo(url: "", bytes: source.count, facts: facts))
             FileHandle.standardOutput.write(Data(answer.body + [UInt8(ascii: "\n")]))
             return 0
         } catch {

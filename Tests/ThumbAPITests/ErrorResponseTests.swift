@@ -1,20 +1,26 @@
 import Foundation
 import Testing
 import ThumbHTTP
+import ThumbRender
 @testable import ThumbAPI
 @testable import ThumbService
 
 /// The one place failures become HTTP (Errors.md): status, code, body, headers, caching.
 @Suite struct ErrorResponseTests {
-    private static let all: [ServiceError] = [
-        .badRequest("b"), .unauthorized, .forbiddenSource("f"), .badSignature, .notFound, .sourceNotFound,
-        .methodNotAllowed(allow: "GET, HEAD"), .unsupportedFormat("u"), .sourceTooLarge(limit: 9),
-        .imageTooLarge("i"), .corruptImage("c"), .renderTimedOut, .internalError("x"), .originError("o"),
-        .overloaded, .originTimeout("t"),
+    private static let all: [APIError] = [
+        .service(.badRequest("b")), .unauthorized, .service(.forbiddenSource("f")), .badSignature, .notFound,
+        .service(.sourceNotFound), .methodNotAllowed(allow: "GET, HEAD"), .service(.unsupportedFormat("u")),
+        .service(.sourceTooLarge(limit: 9)), .service(.imageTooLarge("i")), .service(.corruptImage("c")),
+        .service(.renderTimedOut), .service(.internalError("x")), .service(.originError("o")),
+        .service(.overloaded), .service(.originTimeout("t")),
     ]
+    private static let service: [ServiceError] = all.compactMap {
+        if case .service(let error) = $0 { return error }
+        return nil
+    }
 
     @Test(arguments: all)
-    func everyErrorIsJSONWithItsStatusAndCode(_ error: ServiceError) throws {
+    func everyErrorIsJSONWithItsStatusAndCode(_ error: APIError) throws {
         let r = error.response
         #expect(r.status == error.status && r.header("content-type") == "application/json")
         let body = String(decoding: r.body, as: UTF8.self)
@@ -32,25 +38,36 @@ import ThumbHTTP
     }
 
     @Test func refusalsNameWhatTheyWant() {
-        #expect(ServiceError.methodNotAllowed(allow: "POST").response.header("allow") == "POST")
-        #expect(ServiceError.unauthorized.response.header("www-authenticate") == "Bearer")
+        #expect(APIError.methodNotAllowed(allow: "POST").response.header("allow") == "POST")
+        #expect(APIError.unauthorized.response.header("www-authenticate") == "Bearer")
     }
 
     /// Facts about the source are cached briefly downstream; outages, load and refusals never are.
     @Test(arguments: all)
-    func onlyLastingThumbnailErrorsAreCacheable(_ error: ServiceError) {
+    func onlyLastingThumbnailErrorsAreCacheable(_ error: APIError) {
         var output = ServiceConfiguration.Output()
         output.errorMaxAgeSeconds = 7
         let r = error.thumbnailResponse(output, varies: true)
-        let lasting = [404, 415, 422].contains(error.status) && error != .renderTimedOut && error != .notFound
+        let lasting = [404, 415, 422].contains(error.status) && error != .service(.renderTimedOut) && error != .notFound
         #expect(r.header("cache-control") == (lasting ? "public, max-age=7" : "no-store"), "\(error)")
         #expect(r.header("vary") == "Accept")
         #expect(error.thumbnailResponse(output, varies: false).header("vary") == nil)
     }
 
+    /// `thumbd thumbnail` prints a render failure's code from the render
+    /// layer's own table: it must be the code the API answers the mapped error with.
+    @Test func aRenderErrorsCodeIsTheAPIsCodeOfItsServiceError() {
+        let cases: [RenderError] = [.badRequest("b"), .unsupportedFormat("u"), .imageTooLarge("i"), .corruptImage("c"),
+                                    .renderTimedOut, .workerCrashed("w"), .workerFiltered("f"), .outOfMemory("o"),
+                                    .internalError("x")]
+        for error in cases {
+            #expect(ServiceError(error).code == error.code, "\(error)")
+        }
+    }
+
     /// The negative cache keeps what is not momentary: source facts and origin failures.
     @Test func theNegativeCacheRemembersSourceFactsAndOriginFailures() {
-        let remembered = Self.all.filter { $0.lifetime != .momentary }.map(\.code)
+        let remembered = Self.service.filter { $0.lifetime != .momentary }.map(\.code)
         #expect(remembered == ["source_not_found", "unsupported_format", "source_too_large",
                                "image_too_large", "corrupt_image", "origin_error"])
     }

@@ -16,8 +16,7 @@ import ThumbTestSupport
     /// source are never remembered.
     static let forgotten: [ServiceError] = [
         .originTimeout("no answer in 10 s"), .overloaded, .internalError("bug"), .badRequest("w"),
-        .forbiddenSource("private address"), .unauthorized, .badSignature, .notFound,
-        .methodNotAllowed(allow: "GET"),
+        .forbiddenSource("private address"),
     ]
 
     @Test(arguments: remembered) func remembersTheErrorsSPECNames(_ error: ServiceError) {

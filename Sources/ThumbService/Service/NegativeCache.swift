@@ -142,10 +142,9 @@ private extension ServiceError {
         switch self {
         case .badRequest(let m), .forbiddenSource(let m), .unsupportedFormat(let m), .imageTooLarge(let m),
              .corruptImage(let m), .internalError(let m), .originError(let m), .originTimeout(let m),
-             .workerCrashed(let m), .workerFiltered(let m), .outOfMemory(let m),
-             .methodNotAllowed(let m):
+             .workerCrashed(let m), .workerFiltered(let m), .outOfMemory(let m):
             m.heapBytes
-        case .unauthorized, .badSignature, .notFound, .sourceNotFound, .sourceTooLarge, .renderTimedOut, .overloaded:
+        case .sourceNotFound, .sourceTooLarge, .renderTimedOut, .overloaded:
             0
         }
     }

@@ -81,12 +81,12 @@ enum MemoryItem: Sendable, HeapFootprint {
     case prepared(Bitmap, originalSHA256: String, fromAnimation: Bool)
     case rendition(Rendition)
     case facts(OriginalFacts)
-    case info(InfoAnswer)
+    case info(SourceInfo)
 
     var heapBytes: Int {
         switch self {
         case .facts(let f): f.sha256.heapBytes + f.thumbhash.heapBytes + f.averageColor.heapBytes
-        case .info(let answer): answer.body.heapBytes + answer.etag.heapBytes
+        case .info(let info): info.heapBytes
         case .prepared(let bitmap, let sha, _): bitmap.pixels.heapBytes + sha.heapBytes
         // contentType is one of `OutputFormat.contentType`'s literals: on no heap.
         case .rendition(let r): r.bytes.heapBytes + r.etag.heapBytes

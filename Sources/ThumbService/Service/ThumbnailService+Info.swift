@@ -15,7 +15,7 @@ extension ThumbnailService {
 
     /// The hot path: the answer when it is in memory and the source's host
     /// still allowed; nil otherwise (then `info(_:completion:)` answers).
-    public func cachedInfo(_ request: InfoRequest) -> InfoAnswer? {
+    public func cachedInfo(_ request: InfoRequest) -> SourceInfo? {
         guard hostRefusal(host: request.sourceHost) == nil,
               case .info(let answer)? = memory.get(.info(url: request.sourceURL)) else { return nil }
         return answer
@@ -31,7 +31,7 @@ extension ThumbnailService {
         let url = request.sourceURL
         if let refused = hostRefusal(host: request.sourceHost) { return completion(.failure(refused)) }
         if case .info(let answer)? = memory.get(.info(url: url)) {
-            return completion(.success(InfoResult(answer: answer, cache: .memory)))
+            return completion(.success(InfoResult(info: answer, cache: .memory)))
         }
         // Dropped uncalled when abandoned: `abandonInfo` already knows which flight ended.
         let desertion = deserted.map { Coalescer<String, InfoResult>.Desertion(isDeserted: $0, abandoned: {}) }
@@ -49,7 +49,7 @@ extension ThumbnailService {
         }
         // Again for a flight started over (`abandonInfo`): its facts may have been kept meanwhile.
         if case .info(let answer)? = memory.get(.info(url: url)) {
-            return finish(.success(InfoResult(answer: answer, cache: .memory)))
+            return finish(.success(InfoResult(info: answer, cache: .memory)))
         }
         if let failure = negative.lookup(url) { return finish(.failure(failure)) }
         withOriginal(url, live: true, desertion: watched ? infoDesertion(url) : nil) { [self] result in
@@ -61,7 +61,7 @@ extension ThumbnailService {
                 if watched, abandonInfo(url) { return }
                 // On the fetch queue: the facts file is a small read.
                 if let facts = knownFacts(url: url, original) {
-                    finish(.success(InfoResult(answer: keep(facts, url: url, original), cache: original.outcome)))
+                    finish(.success(InfoResult(info: keep(facts, url: url, original), cache: original.outcome)))
                 } else {
                     computeFacts(url: url, original, watched: watched, finish)
                 }
@@ -87,10 +87,10 @@ extension ThumbnailService {
     }
 
     /// The answer of `facts`, kept in memory for the next request.
-    private func keep(_ facts: OriginalFacts, url: String, _ original: Original) -> InfoAnswer {
-        let answer = InfoAnswer(url: url, bytes: original.metadata.length, facts: facts)
-        memory.insert(.info(answer), for: .info(url: url))
-        return answer
+    private func keep(_ facts: OriginalFacts, url: String, _ original: Original) -> SourceInfo {
+        let info = SourceInfo(url: url, bytes: original.metadata.length, facts: facts)
+        memory.insert(.info(info), for: .info(url: url))
+        return info
     }
 
     /// Computes the facts on a render worker, admitted like a render: first
@@ -103,7 +103,7 @@ extension ThumbnailService {
                               _ finish: @escaping @Sendable (Result<InfoResult, ServiceError>) -> Void) {
         let outcome = original.outcome
         let first = factsFlights.join(url, desertion: watched ? infoDesertion(url) : nil) { [self] result in
-            finish(result.map { InfoResult(answer: keep($0, url: url, original), cache: outcome) })
+            finish(result.map { InfoResult(info: keep($0, url: url, original), cache: outcome) })
         }
         guard first else {
             if let id = backgroundFacts.withLock({ $0[url] }) { renders.promote(id) }

@@ -7,7 +7,7 @@ import ThumbRender
 
 /// The facts' file format: what the disk store keeps
 /// beside an original and the shared store in its sidecar. `/info`'s answer is
-/// another shape, built in `InfoAnswer`.
+/// another shape, built by the API layer.
 extension OriginalFacts {
     var json: JSONValue {
         .object([
