@@ -7,6 +7,8 @@ import ThumbService
 // Usage: ThumbBench [--runs N] [--w N] [--h N] [--fit F] [--gravity G] [--format F] FILE...
 //        (--gravity attention computes the original's focus in every run: a first render's cost)
 //        ThumbBench --blur-bench [--runs N]   (blur and sharpen alone; see BlurBench)
+//        ThumbBench --ssimulacra2 [--runs N] [--jpeg Q,Q... [--out DIR]] REFERENCE [DISTORTED...]
+//          (the quality metric; see QualityBench)
 //        ThumbBench --animate [--runs N] [--w N] [--h N] [--fit F] [--q Q] [--out FILE] FILE...
 //          (animated GIF/WebP → animated WebP; see AnimationBench, anim-bench.sh)
 // Driven by Tests/Benchmarks/codec-bench.sh; build with -c release.
@@ -16,6 +18,8 @@ var variant = PreparedVariant(width: 256, height: 256, fit: .inside)
 var format = OutputFormat.jpeg
 var files: [String] = []
 var blurBench = false
+var qualityBench = false
+var jpegQualities: [Int] = []
 var animate = false
 var quality = 82
 var output: String?
@@ -29,6 +33,8 @@ while let arg = args.next() {
     case "--gravity": variant.gravity = Gravity(rawValue: args.next() ?? "")
     case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
     case "--blur-bench": blurBench = true
+    case "--ssimulacra2": qualityBench = true
+    case "--jpeg": jpegQualities = (args.next() ?? "").split(separator: ",").compactMap { Int($0) }
     case "--animate": animate = true
     case "--q": quality = Int(args.next() ?? "") ?? quality
     case "--out": output = args.next()
@@ -38,6 +44,11 @@ while let arg = args.next() {
 
 if animate {
     AnimationBench.run(files: files, variant: variant, runs: runs, quality: quality, output: output)
+    exit(0)
+}
+
+if qualityBench {
+    QualityBench.run(files: files, runs: runs, jpegQualities: jpegQualities, output: output)
     exit(0)
 }
 
