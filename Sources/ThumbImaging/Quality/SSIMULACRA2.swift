@@ -20,9 +20,10 @@ public enum SSIMULACRA2Error: Error, Equatable, Sendable {
 ///
 /// Deterministic: Float planes and Double sums as libjxl, one fixed order of
 /// evaluation, no fused multiply-adds (Swift never contracts `a * b + c`),
-/// no C-library call but `pow` in a table rounded to Float and in the final
-/// mapping. Memory: 18 Float planes of the image's size (18 MiB at 512×512),
-/// allocated once per score.
+/// no C-library call but `pow`, in Double, in tables rounded to Float and in
+/// the final mapping. Memory: 18 Float planes of the image's size (18 MiB at
+/// 512×512), allocated once per score. Cost: ≈ 17 ms of one core for a
+/// 512×512 opaque pair (release build; Quality.md).
 public enum SSIMULACRA2 {
     /// The sRGB-encoded greys (of 255) a translucent rendition is blended on
     /// (SPEC §17): libjxl's 0.1 and 0.9, rounded to bytes.
@@ -78,13 +79,17 @@ public enum SSIMULACRA2 {
         var width = reference.width, height = reference.height
         let plane = width * height
         // Planes: 0–2 reference linear RGB, 3–5 distorted linear RGB, 6–8 and 9–11 their XYB,
-        // 12–16 the blurred maps of one channel, 17 the blur's row pass; then the blur's scratch.
-        let storage = UnsafeMutablePointer<Float>.allocate(capacity: 18 * plane + gauss.scratchCount(width: width))
+        // 12–16 the blurred maps of one channel, 17 the blur's row pass; then the column pass's state.
+        let storage = UnsafeMutablePointer<Float>.allocate(capacity: 18 * plane + gauss.stateCount(width: width))
         defer { storage.deallocate() }
         func p(_ i: Int) -> UnsafeMutablePointer<Float> { storage + i * plane }
-        let scratch = p(18)
-        XYB.linearPlanes(of: reference, background: background, r: p(0), g: p(1), b: p(2))
-        XYB.linearPlanes(of: distorted, background: background, r: p(3), g: p(4), b: p(5))
+        let state = p(18)
+        let lines = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: gauss.lineCount(width: width))
+        lines.initialize(repeating: .zero, count: gauss.lineCount(width: width))
+        defer { lines.deallocate() }
+        let blended = reference.isOpaque && distorted.isOpaque ? [] : XYB.blendTable(background: background)
+        XYB.linearPlanes(of: reference, blended: blended, r: p(0), g: p(1), b: p(2))
+        XYB.linearPlanes(of: distorted, blended: blended, r: p(3), g: p(4), b: p(5))
 
         var scales: [SSIMULACRA2Weights.Scale] = []
         for scale in 0..<6 {
@@ -109,10 +114,10 @@ public enum SSIMULACRA2 {
                 for i in 0..<count { s22[i] = image2[i] * image2[i] }
                 for i in 0..<count { s12[i] = image1[i] * image2[i] }
                 for target in [s11, s22, s12] {
-                    gauss.blur(target, into: target, width: width, height: height, temp: temp, scratch: scratch)
+                    gauss.blur(target, into: target, width: width, height: height, temp: temp, lines: lines, state: state)
                 }
-                gauss.blur(image1, into: mu1, width: width, height: height, temp: temp, scratch: scratch)
-                gauss.blur(image2, into: mu2, width: width, height: height, temp: temp, scratch: scratch)
+                gauss.blur(image1, into: mu1, width: width, height: height, temp: temp, lines: lines, state: state)
+                gauss.blur(image2, into: mu2, width: width, height: height, temp: temp, lines: lines, state: state)
 
                 let ssim = SSIMULACRA2Maps.ssim(mu1: mu1, mu2: mu2, sigma11: s11, sigma22: s22, sigma12: s12,
                                                 count: count)

@@ -11,33 +11,44 @@ enum XYB {
     /// table, like the rest of the metric, is the same on every host.
     static let linearFromByte: [Float] = (0..<256).map { Float(SRGB.linear(Double($0) / 255)) }
 
-    /// The linear planes of `bitmap` (`r`, `g`, `b`, each width·height Floats).
-    ///
-    /// Opaque pixels come from the table. A translucent pixel is first
-    /// blended onto `background` (an sRGB-encoded grey, 0…1) in encoded space,
-    /// as libjxl's AlphaBlend does (before its transform to linear):
-    /// `a·c + (1 − a)·bg` in Float. With a = 1 that is c exactly, so opaque
-    /// pixels need no special case to agree.
-    static func linearPlanes(of bitmap: Bitmap, background: Float,
+    /// Linear light of every byte `c` at every alpha `a` < 255 blended onto
+    /// `background` (an sRGB-encoded grey, 0…1) in encoded space, as libjxl's
+    /// AlphaBlend does before its transform to linear: `a·c + (1 − a)·bg` in
+    /// Float, entry `a · 256 + c`. 65 280 `pow`s once per background, where a
+    /// translucent 512×512 pair would need 1.5 million.
+    static func blendTable(background: Float) -> [Float] {
+        var table = [Float](repeating: 0, count: 255 * 256)
+        for alpha in 0..<255 {
+            let a = Float(alpha) / 255
+            for c in 0..<256 {
+                table[alpha * 256 + c] = Float(SRGB.linear(Double(a * (Float(c) / 255) + (1 - a) * background)))
+            }
+        }
+        return table
+    }
+
+    /// The linear planes of `bitmap` (`r`, `g`, `b`, each width·height
+    /// Floats): opaque pixels from `linearFromByte`, translucent ones from
+    /// `blended` (`blendTable`, needed only when `bitmap` has any). With
+    /// a = 1 the blend is c exactly, so the two tables agree at the seam.
+    static func linearPlanes(of bitmap: Bitmap, blended: [Float],
                              r: UnsafeMutablePointer<Float>, g: UnsafeMutablePointer<Float>,
                              b: UnsafeMutablePointer<Float>) {
         linearFromByte.withUnsafeBufferPointer { table in
-            bitmap.pixels.withUnsafeBufferPointer { px in
-                for i in 0..<(bitmap.width * bitmap.height) {
-                    let o = 4 * i
-                    let alpha = px[o + 3]
-                    if alpha == 255 {
-                        r[i] = table[Int(px[o])]
-                        g[i] = table[Int(px[o + 1])]
-                        b[i] = table[Int(px[o + 2])]
-                    } else {
-                        let a = Float(alpha) / 255
-                        @inline(__always) func blend(_ c: UInt8) -> Float {
-                            Float(SRGB.linear(Double(a * (Float(c) / 255) + (1 - a) * background)))
+            blended.withUnsafeBufferPointer { blended in
+                bitmap.pixels.withUnsafeBufferPointer { px in
+                    for i in 0..<(bitmap.width * bitmap.height) {
+                        let o = 4 * i
+                        let alpha = Int(px[o + 3])
+                        if alpha == 255 {
+                            r[i] = table[Int(px[o])]
+                            g[i] = table[Int(px[o + 1])]
+                            b[i] = table[Int(px[o + 2])]
+                        } else {
+                            r[i] = blended[alpha * 256 + Int(px[o])]
+                            g[i] = blended[alpha * 256 + Int(px[o + 1])]
+                            b[i] = blended[alpha * 256 + Int(px[o + 2])]
                         }
-                        r[i] = blend(px[o])
-                        g[i] = blend(px[o + 1])
-                        b[i] = blend(px[o + 2])
                     }
                 }
             }

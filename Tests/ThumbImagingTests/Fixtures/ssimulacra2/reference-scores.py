@@ -21,7 +21,9 @@ Prints, per pair, two scores:
   decay along a row or column; on smooth content they add SSIM error that
   float64 does not have (several points for arc.png on light grey).
 
-Then the translucent pair (arc.png, an RGBA rendition, against its lossy
+Then the top left 200×150 of LadyBird and its q50 JPEG (odd sides at the
+small scales, and a last scale under 8 px, which libjxl computes; the
+package, testing after halving, stops before it), and the translucent pair (arc.png, an RGBA rendition, against its lossy
 WebP round trip, arc-webp-q50.png) by SPEC §17's rule: both images blended on
 sRGB grey 26/255 and on 230/255 (the package's own blending function), the
 lower score. The package's `compute_ssimulacra2` drops alpha (it converts to
@@ -114,9 +116,12 @@ def package_blur(plane):
     return P.blur_image(plane[..., None])[..., 0]
 
 
-def load(path, background=None):
-    """Linear RGB of an image file, blended on `background` (0…1, sRGB-encoded) if given."""
+def load(path, background=None, crop=None):
+    """Linear RGB of an image file (its top left `crop` = (width, height) if given),
+    blended on `background` (0…1, sRGB-encoded) if given."""
     pixels = np.asarray(Image.open(path).convert("RGBA"), dtype=np.float64)
+    if crop is not None:
+        pixels = pixels[:crop[1], :crop[0]]
     rgb = pixels[:, :, :3]
     if background is not None:
         # The package's blend works on 0…255 values (its srgb_to_linear divides by 255 after).
@@ -124,12 +129,12 @@ def load(path, background=None):
     return P.srgb_to_linear(rgb)
 
 
-def recursive_score(reference, distorted, blur=recursive_blur, background=None):
+def recursive_score(reference, distorted, blur=recursive_blur, background=None, crop=None):
     def positive_xyb(linear):
         # The package's conversion returns the image transposed; transpose it back.
         return P.make_positive_xyb(np.transpose(P.linear_rgb_to_xyb(linear), (1, 0, 2)))
 
-    l1, l2 = load(reference, background), load(distorted, background)
+    l1, l2 = load(reference, background, crop), load(distorted, background, crop)
     msssim = P.Msssim()
     for scale in range(6):
         if l1.shape[0] < 8 or l1.shape[1] < 8:  # libjxl tests the size before halving
@@ -155,6 +160,9 @@ if __name__ == "__main__":
         package = P.compute_ssimulacra2(reference, distorted)
         print(f"{distorted:28s} package {package:.4f} recursive {recursive_score(reference, distorted):.4f}"
               f" recursive32 {recursive_score(reference, distorted, recursive_blur32):.4f}")
+    # Odd sides: 200×150 halves to 100×75, 50×38, 25×19, 13×10 and (tested before halving) 7×5.
+    for name, blur in (("recursive", recursive_blur), ("recursive32", recursive_blur32)):
+        print(f"LadyBird-q50.jpg 200x150     {name} {recursive_score('LadyBird.png', 'LadyBird-q50.jpg', blur, crop=(200, 150)):.4f}")
     reference, distorted = "arc.png", "arc-webp-q50.png"
     for name, blur in (("package", package_blur), ("recursive", recursive_blur), ("recursive32", recursive_blur32)):
         dark, light = (recursive_score(reference, distorted, blur, background=grey / 255) for grey in (26, 230))
