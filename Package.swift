@@ -97,7 +97,9 @@ let package = Package(
         .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging", "ThumbRender"],
                 path: "Tests/ThumbTestSupport"),
 
-        .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat"]),
+        // ThumbCodec decodes the SSIMULACRA2 fixtures and encodes the JPEG quality ladder.
+        .testTarget(name: "ThumbImagingTests", dependencies: ["ThumbImaging", "ThumbHashFormat", "ThumbCodec"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "ThumbHashFormatTests", dependencies: ["ThumbHashFormat"], exclude: ["Fixtures"]),
         .testTarget(name: "ThumbCodecTests", dependencies: ["ThumbCodec", "ThumbImaging", "CThumbCodec", "CCrypto", "CJXL",
                                                             "ThumbTestSupport"],

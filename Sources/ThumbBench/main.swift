@@ -7,6 +7,8 @@ import ThumbRender
 // Usage: ThumbBench [--runs N] [--w N] [--h N] [--fit F] [--gravity G] [--format F] FILE...
 //        (--gravity attention computes the original's focus in every run: a first render's cost)
 //        ThumbBench --blur-bench [--runs N]   (blur and sharpen alone; see BlurBench)
+//        ThumbBench --ssimulacra2 [--runs N] [--jpeg Q,Q... [--out DIR]] REFERENCE [DISTORTED...]
+//          (the quality metric; see QualityBench)
 //        ThumbBench --animate [--runs N] [--w N] [--h N] [--fit F] [--q Q] [--out FILE] FILE...
 //          (animated GIF/WebP → animated WebP; see AnimationBench, anim-bench.sh)
 //        ThumbBench --jxl-efforts [--runs N] [--q Q] FILE...   (JPEG XL efforts 3…7 and AVIF at 512 px; JXLEffortBench)
@@ -17,6 +19,8 @@ var variant = PreparedVariant(width: 256, height: 256, fit: .inside)
 var format = OutputFormat.jpeg
 var files: [String] = []
 var blurBench = false
+var qualityBench = false
+var jpegQualities: [Int] = []
 var animate = false
 var jxlEfforts = false
 var quality = 82
@@ -31,6 +35,8 @@ while let arg = args.next() {
     case "--gravity": variant.gravity = Gravity(rawValue: args.next() ?? "")
     case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
     case "--blur-bench": blurBench = true
+    case "--ssimulacra2": qualityBench = true
+    case "--jpeg": jpegQualities = (args.next() ?? "").split(separator: ",").compactMap { Int($0) }
     case "--animate": animate = true
     case "--jxl-efforts": jxlEfforts = true
     case "--q": quality = Int(args.next() ?? "") ?? quality
@@ -46,6 +52,11 @@ if animate {
 
 if jxlEfforts {
     JXLEffortBench.run(files: files, runs: runs, quality: quality)
+    exit(0)
+}
+
+if qualityBench {
+    QualityBench.run(files: files, runs: runs, jpegQualities: jpegQualities, output: output)
     exit(0)
 }
 
