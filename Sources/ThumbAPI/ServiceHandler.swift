@@ -14,8 +14,6 @@ public final class ServiceHandler: Sendable {
     private let shortcuts = HitShortcuts()
     /// `GET /info` hits by spelling; a quarter of the thumbnails' budget (one entry per source, not per variant).
     let infoShortcuts = InfoShortcuts(limitBytes: 2 << 20)
-    /// Monotonic: uptime does not jump when the calendar is stepped.
-    private let started = ContinuousClock.now
     /// Signing key and admin token: the daemon's keys, not the service's,
     /// replaced together with the service's on a reload.
     private let security: Mutex<DaemonConfiguration.Security>
@@ -130,7 +128,7 @@ public final class ServiceHandler: Sendable {
 
     /// `/stats` whole, with the figures of the server a request came in on.
     func report(server: ServerStatistics) -> StatisticsReport {
-        StatisticsReport(uptimeSeconds: started.duration(to: .now) / .seconds(1), service: service.statistics,
+        StatisticsReport(uptimeSeconds: service.uptime / .seconds(1), service: service.statistics,
                          prefetch: prefetcher.statistics, server: server)
     }
 

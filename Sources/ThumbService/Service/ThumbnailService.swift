@@ -54,6 +54,8 @@ public final class ThumbnailService: Sendable {
     public let engine: any RenderEngine
     /// The one clock every deadline and age in the service is counted on.
     let clock: AnyClock
+    /// When the service was made, on `clock`: the daemon's uptime (`/stats`).
+    private let started: AnyClock.Instant
 
     /// `clock` ages renders and remembered failures; `wallClock` dates
     /// fetched originals (their age must survive a restart).
@@ -71,6 +73,7 @@ public final class ThumbnailService: Sendable {
         self.engine = engine
         let anyClock = AnyClock(clock)
         self.clock = anyClock
+        started = anyClock.now
         memory = MemoryCache(limitBytes: configuration.memoryCacheBytes)
         self.disk = disk
         // glibc keeps the heap a storm of renders freed (Testing.md § Attacks and storms,
@@ -91,6 +94,9 @@ public final class ThumbnailService: Sendable {
     }
 
     public var config: ServiceConfiguration { configuration.withLock { $0 } }
+
+    /// Time since the service was made, on its clock.
+    public var uptime: Duration { started.duration(to: clock.now) }
 
     /// Applies a re-read configuration (SIGHUP, ServiceLife.md): limits, allowlists,
     /// presets, keys and cache sizes from now on; shrinking a cache evicts at
