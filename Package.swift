@@ -1,22 +1,24 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers, bottom to top (arrows point one way):
-//   CJPEG/CPNG/CCrypto/CJXL/… (system libraries) → CThumbCodec (C shim, owns every setjmp)
+// Layers, bottom to top (arrows point one way; Architecture.md has the same picture):
+//   CJPEG/CPNG/CWebP/CGIF/CHeif/CAvif/CJXL/CLCMS2/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
 //   ThumbHashFormat (the ThumbHash placeholder format; no dependencies, shared with ThumbClient)
-//   ThumbImaging (bitmaps, geometry, resampling; no I/O) → ThumbHashFormat
+//   ThumbImaging (bitmaps, geometry, resampling, SSIMULACRA2; no I/O) → ThumbHashFormat
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
 //   ThumbJSON (a strict JSON value, parser and serializer; no I/O)
-//   ThumbClock (the wall-clock seam and Duration conversions; nothing else)
+//   ThumbClock (the injected clock, the wall clock, Deadline, Duration conversions; nothing else)
+//   ThumbRender (one job on an original's bytes: pipeline, plan, variants, facts, RenderEngine,
+//     the in-process engine, RenderError) → ThumbCodec, ThumbImaging, ThumbHashFormat, ThumbClock
 //   ThumbHTTP (sockets, parser, connections; no images, no JSON) → CThumbSys, ThumbClock
 //   ThumbFetch (downloads of originals and the source rules; no images) → CThumbCurl (libcurl shim)
-//   ThumbService (its configuration, disk store, memory cache, coalescing, render queue, pipeline,
-//     stats; knows no HTTP) → ThumbCodec, ThumbImaging, ThumbFetch, ThumbJSON, ThumbClock, CThumbSys
+//   ThumbService (its configuration, disk store, shared store, memory cache, coalescing, render
+//     queue, stats; knows no HTTP, writes no JSON answer) → ThumbRender, ThumbFetch, ThumbJSON, ThumbClock
 //   ThumbSandbox (the worker processes every probe, decode and encode runs in: channel, spawn,
-//     shared memory, memory cap, seccomp; the worker's own loop) → ThumbService, CThumbSandbox
-//   ThumbAPI (routes, handler, error answers, /stats and /metrics, signing, the config file,
-//     Daemon assembly) → ThumbService, ThumbSandbox, ThumbHTTP
-//   thumbd (CLI, signals, systemd, logging) → ThumbAPI
+//     shared memory, memory cap, seccomp; the worker's own loop) → ThumbRender, CThumbSandbox
+//   ThumbAPI (routes, handler, error answers, /info's JSON, /stats and /metrics, signing, the
+//     config file, Daemon assembly) → ThumbService, ThumbSandbox, ThumbHTTP
+//   thumbd (CLI, signals, systemd, logging) → ThumbAPI; `thumbd thumbnail` → ThumbRender alone
 let package = Package(
     name: "thumbd",
     // The Apple minimums ThumbClient's async URLSession calls need (the server is Linux-only).

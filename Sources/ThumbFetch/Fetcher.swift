@@ -86,17 +86,26 @@ public final class Fetcher: Sendable {
     public func fetch(_ text: String, conditional: Conditional?, into sink: any BodySink,
                       wanted: (@Sendable () -> Bool)? = nil,
                       completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
+        let source: OriginalSource
+        do throws(FetchError) { source = try OriginalSource(text) } catch { return completion(.failure(error)) }
+        fetch(source, conditional: conditional, into: sink, wanted: wanted, completion: completion)
+    }
+
+    /// `fetch` of a source the request already parsed.
+    public func fetch(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
+                      wanted: (@Sendable () -> Bool)? = nil,
+                      completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
         // One policy for the whole fetch, redirects included, even if a reload lands meanwhile.
         let policy = currentPolicy.withLock { $0 }
         let deadline = thumbd_monotonic_ms() + Int64(policy.totalTimeout * 1000)
-        if S3Location.hasScheme(text) {
-            return fetchObject(text, policy: policy, conditional: conditional, sink: sink, deadline: deadline,
-                               wanted: wanted, completion: completion)
+        switch source.location {
+        case .object(let location):
+            fetchObject(location, policy: policy, conditional: conditional, sink: sink, deadline: deadline,
+                        wanted: wanted, completion: completion)
+        case .web(let url):
+            hop(url, policy: policy, conditional: conditional, sink: sink, deadline: deadline, redirects: 0,
+                wanted: wanted, completion: completion)
         }
-        let url: SourceURL
-        do throws(FetchError) { url = try SourceURL(text) } catch { return completion(.failure(error)) }
-        hop(url, policy: policy, conditional: conditional, sink: sink, deadline: deadline, redirects: 0,
-            wanted: wanted, completion: completion)
     }
 
     static let baseHeaders = [("Accept", "image/*"), ("User-Agent", "thumbd/0.1")]

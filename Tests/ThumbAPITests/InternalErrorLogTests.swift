@@ -12,7 +12,7 @@ import ThumbTestSupport
 @Suite struct InternalErrorLogTests {
     /// A download whose file could not be written: the service's 500.
     struct FullDisk: OriginFetching {
-        func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+        func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                            completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
             completion(.failure(.internalError("writing tmp/3f2a: No space left on device")))
         }

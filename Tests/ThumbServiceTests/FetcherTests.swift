@@ -97,3 +97,12 @@ import ThumbTestSupport
         }
     }
 }
+
+private extension OriginFetching {
+    /// A fetch of a URL as a request would give it, parsed as a request's is.
+    func fetchOriginal(_ text: String, conditional: Conditional?, into sink: any BodySink) throws(ServiceError) -> FetchResult {
+        let source: OriginalSource
+        do throws(FetchError) { source = try OriginalSource(text) } catch { throw ServiceError(error) }
+        return try fetchOriginal(source, conditional: conditional, into: sink)
+    }
+}

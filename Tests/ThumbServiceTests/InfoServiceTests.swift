@@ -20,7 +20,7 @@ private final class ChangingOrigin: OriginFetching {
         return [UInt8](FileManager.default.contents(atPath: path)!)
     }
 
-    func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+    func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                        completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
         fetches.withLock { $0 += 1 }
         let body = body.withLock { $0 }
@@ -31,7 +31,7 @@ private final class ChangingOrigin: OriginFetching {
             return nil
         }
         if let failure { return completion(.failure(.internalError(failure.message))) }
-        completion(.success(.fetched(length: body.count, etag: etag, lastModified: nil, finalURL: url, address: nil)))
+        completion(.success(.fetched(length: body.count, etag: etag, lastModified: nil, finalURL: source.url, address: nil)))
     }
 }
 

@@ -16,18 +16,18 @@ private final class FixtureOrigin: OriginFetching {
         body = [UInt8](FileManager.default.contents(atPath: path)!)
     }
 
-    func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+    func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                        completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
         fetches.withLock { $0 += 1 }
         let body = body
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) {
-            if url.hasSuffix("/missing.jpg") { return completion(.failure(.sourceNotFound)) }
+            if source.url.hasSuffix("/missing.jpg") { return completion(.failure(.sourceNotFound)) }
             let failure: BodySinkError? = body.withUnsafeBytes { bytes in
                 do throws(BodySinkError) { try sink.write(bytes) } catch { return error }
                 return nil
             }
             if let failure { return completion(.failure(.internalError(failure.message))) }
-            completion(.success(.fetched(length: body.count, etag: "\"v1\"", lastModified: nil, finalURL: url, address: nil)))
+            completion(.success(.fetched(length: body.count, etag: "\"v1\"", lastModified: nil, finalURL: source.url, address: nil)))
         }
     }
 }

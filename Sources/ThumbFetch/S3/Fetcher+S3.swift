@@ -8,12 +8,11 @@ extension Fetcher {
     /// endpoint through the same engine, limits and deadline as `http`. The
     /// endpoint is configuration, not a client's choice: the address rules
     /// and `origin.allowedHosts` do not apply, and a redirect is not followed.
-    func fetchObject(_ text: String, policy: FetchPolicy, conditional: Conditional?, sink: any BodySink,
+    func fetchObject(_ location: S3Location, policy: FetchPolicy, conditional: Conditional?, sink: any BodySink,
                      deadline: Int64, wanted: (@Sendable () -> Bool)? = nil,
                      completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) {
-        let location: S3Location, s3: S3Settings
+        let s3: S3Settings
         do throws(FetchError) {
-            location = try S3Location(text)
             s3 = try policy.s3Settings(for: location)
         } catch {
             return completion(.failure(error))
@@ -30,7 +29,7 @@ extension Fetcher {
         request.wanted = wanted
         engine.submit(request, sink: sink) { outcome in
             completion(outcome.flatMap { response in
-                Self.objectResult(response, source: text, conditional: conditional != nil)
+                Self.objectResult(response, source: location.normalized, conditional: conditional != nil)
             })
         }
     }

@@ -1,15 +1,15 @@
 import ThumbFetch
 
 extension Fetcher: OriginFetching {
-    public func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+    public func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                               completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
-        fetch(url, conditional: conditional, into: sink) { completion($0.mapError(ServiceError.init)) }
+        fetch(source, conditional: conditional, into: sink) { completion($0.mapError(ServiceError.init)) }
     }
 
-    public func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+    public func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                               wanted: (@Sendable () -> Bool)?,
                               completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
-        fetch(url, conditional: conditional, into: sink, wanted: wanted) { completion($0.mapError(ServiceError.init)) }
+        fetch(source, conditional: conditional, into: sink, wanted: wanted) { completion($0.mapError(ServiceError.init)) }
     }
 
     public func update(configuration: ServiceConfiguration) {

@@ -3,11 +3,16 @@ import ThumbFetch
 /// A validated `/info` request (API.md § /info): one source, nothing else.
 /// `allowedSizes` and presets do not apply.
 public struct InfoRequest: Hashable, Sendable {
+    /// The source, parsed once; what the fetcher asks for.
+    public let source: OriginalSource
     /// The normalized source URL: every spelling of one source is one source.
-    public let sourceURL: String
+    public var sourceURL: String { source.url }
     /// Its host, found once: every hit checks it against `origin.allowedHosts`.
     /// nil for an `s3://` source, which that list does not cover.
-    public let sourceHost: String?
+    public var sourceHost: String? { source.host }
+
+    public static func == (a: Self, b: Self) -> Bool { a.source.url == b.source.url }
+    public func hash(into hasher: inout Hasher) { hasher.combine(source.url) }
 
     /// The parameters `GET /info` knows; any other is a `400`.
     static let knownParameters: Set<String> = ["url", "sig"]
@@ -22,17 +27,12 @@ public struct InfoRequest: Hashable, Sendable {
             guard seen.insert(name).inserted else { throw .badRequest("parameter '\(name)' given twice") }
             if name == "url" { url = value }
         }
-        self.init(normalized: try Self.normalizedSource(url, reservedBucket: reservedBucket))
+        source = try Self.source(url, reservedBucket: reservedBucket)
     }
 
     /// From a batch item's `url` (`POST /info`).
     public init(url: String, reservedBucket: String? = nil) throws(ServiceError) {
-        self.init(normalized: try Self.normalizedSource(url, reservedBucket: reservedBucket))
-    }
-
-    private init(normalized: String) {
-        sourceURL = normalized
-        sourceHost = ThumbnailRequest.host(ofSource: normalized)
+        source = try Self.source(url, reservedBucket: reservedBucket)
     }
 
     static let maxURLBytes = 2048
@@ -44,11 +44,11 @@ public struct InfoRequest: Hashable, Sendable {
     /// bucket name) is the client's fault, known before any cache or download
     /// is consulted. Whether `s3` sources are configured, and the bucket
     /// allowed, is the fetcher's to say (S3Sources.md).
-    static func normalizedSource(_ url: String?, reservedBucket: String? = nil) throws(ServiceError) -> String {
+    static func source(_ url: String?, reservedBucket: String? = nil) throws(ServiceError) -> OriginalSource {
         guard let url, !url.isEmpty else { throw .badRequest("missing parameter 'url'") }
         guard url.utf8.count <= maxURLBytes else { throw .badRequest("url longer than \(maxURLBytes) bytes") }
         if S3Location.hasScheme(url) {
-            do throws(FetchError) { return try S3Location(url).normalized } catch {
+            do throws(FetchError) { return try OriginalSource(url) } catch {
                 // The shared store's bucket in another case is no bucket name, but a store addressed by
                 // host name (virtual-host style) folds case: refused as the bucket itself (SeveralInstances.md).
                 if let reservedBucket, S3Location.bucketAsWritten(url).lowercased() == reservedBucket {
@@ -61,8 +61,6 @@ public struct InfoRequest: Hashable, Sendable {
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             throw .badRequest("url must be an absolute http, https or s3 URL")
         }
-        let normalized = URLNormalization.normalize(url) ?? url
-        do throws(FetchError) { _ = try SourceURL(normalized) } catch { throw ServiceError(error) }
-        return normalized
+        do throws(FetchError) { return try OriginalSource(url) } catch { throw ServiceError(error) }
     }
 }

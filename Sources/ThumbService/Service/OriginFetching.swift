@@ -7,12 +7,12 @@ public protocol OriginFetching: Sendable {
     /// streams into `sink` as it arrives, and `completion` runs once, after
     /// the last write, on any thread, and must not block (the service hops to
     /// its own queue before touching the disk).
-    func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+    func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                        completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void)
     /// The same, asking `wanted` before the download starts and as it runs:
     /// once it says false (nobody waits for the original any more) the
     /// download ends, or never starts, with a failure.
-    func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+    func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                        wanted: (@Sendable () -> Bool)?,
                        completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void)
     /// New origin rules after a reload (SIGHUP); fetches already running keep theirs.
@@ -21,10 +21,10 @@ public protocol OriginFetching: Sendable {
 
 extension OriginFetching {
     /// Fetchers that cannot stop a download run it to its end.
-    public func fetchOriginal(_ url: String, conditional: Conditional?, into sink: any BodySink,
+    public func fetchOriginal(_ source: OriginalSource, conditional: Conditional?, into sink: any BodySink,
                               wanted: (@Sendable () -> Bool)?,
                               completion: @escaping @Sendable (Result<FetchResult, ServiceError>) -> Void) {
-        fetchOriginal(url, conditional: conditional, into: sink, completion: completion)
+        fetchOriginal(source, conditional: conditional, into: sink, completion: completion)
     }
 
     /// New origin rules after a reload; fetchers without any ignore it.
@@ -32,8 +32,8 @@ extension OriginFetching {
 
     /// Blocking, for tests and tools: waits on a semaphore while the download
     /// runs. Never call it from a completion.
-    public func fetchOriginal(_ url: String, conditional: Conditional?,
+    public func fetchOriginal(_ source: OriginalSource, conditional: Conditional?,
                               into sink: any BodySink) throws(ServiceError) -> FetchResult {
-        try awaitCompletion { fetchOriginal(url, conditional: conditional, into: sink, completion: $0) }
+        try awaitCompletion { fetchOriginal(source, conditional: conditional, into: sink, completion: $0) }
     }
 }

@@ -39,28 +39,31 @@ struct OriginLoader: Sendable {
     /// the old ones must go). `wanted`: asked by the download engine before a
     /// download from the origin starts and as it runs (`OriginFetching`).
     /// `completion` runs once, on `io` or the caller's thread.
-    func load(_ url: String, ttl: Double, policy: FetchPolicy, wanted: (@Sendable () -> Bool)? = nil,
+    func load(_ source: OriginalSource, ttl: Double, policy: FetchPolicy, wanted: (@Sendable () -> Bool)? = nil,
               onChanged: @escaping @Sendable (String) -> Void, completion: @escaping Completion) {
+        let url = source.url
         // An s3 source's bucket rules come first: a bucket not allowed, or the shared store's own,
         // costs no look-up of any kind (S3Sources.md, SeveralInstances.md).
-        if let refused = Self.bucketRefusal(url, policy: policy) { return completion(.failure(refused)) }
+        if case .object(let location) = source.location, let refused = Self.bucketRefusal(location, policy: policy) {
+            return completion(.failure(refused))
+        }
         if let stored = disk?.load(url: url) {
-            return use(url, stored, ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged,
+            return use(source, stored, ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged,
                        completion: completion)
         }
-        guard let shared, shared.isEnabled else { return fetch(url, policy: policy, wanted: wanted, completion: completion) }
+        guard let shared, shared.isEnabled else { return fetch(source, policy: policy, wanted: wanted, completion: completion) }
         // SeveralInstances.md: the shared store before the origin, whose deadline starts when the look-up ends.
         let sink = newDownload()
         shared.lookup(url, into: sink) { found in
             guard case .hit(let sidecar, let file) = found else {
                 sink.discard()
-                return fetch(url, policy: policy, wanted: wanted, completion: completion)
+                return fetch(source, policy: policy, wanted: wanted, completion: completion)
             }
             // Copied to the local store (counted in its bytes); served `X-Cache: disk`. Its facts go
             // with it, to be checked against its header before they are kept (SeveralInstances.md).
             disk?.keep(sink, url: url, metadata: sidecar.metadata)
             sink.discard()
-            use(url, (sidecar.metadata, file), ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged) { result in
+            use(source, (sidecar.metadata, file), ttl: ttl, policy: policy, wanted: wanted, onChanged: onChanged) { result in
                 completion(result.map { original in
                     var original = original
                     original.sharedFacts = sidecar.facts.flatMap { $0.sha256 == original.metadata.sha256 ? $0 : nil }
@@ -71,15 +74,15 @@ struct OriginLoader: Sendable {
     }
 
     /// Downloads `url` afresh, keeps it, and hands it to the shared store.
-    private func fetch(_ url: String, policy: FetchPolicy, wanted: (@Sendable () -> Bool)?,
+    private func fetch(_ source: OriginalSource, policy: FetchPolicy, wanted: (@Sendable () -> Bool)?,
                        completion: @escaping Completion) {
-        download(url, conditional: nil, into: newDownload(), policy: policy, wanted: wanted) { result, sink in
+        download(source, conditional: nil, into: newDownload(), policy: policy, wanted: wanted) { result, sink in
             let original = result.flatMap { fetched in
                 Result { () throws(ServiceError) in
                     guard case .fetched(_, let etag, let lastModified, _, let address) = fetched else {
                         throw .originError("origin answered 304 to an unconditional request")
                     }
-                    return try keep(url, sink, etag: etag, lastModified: lastModified, address: address)
+                    return try keep(source.url, sink, etag: etag, lastModified: lastModified, address: address)
                 }
             }
             sink.discard()
@@ -90,7 +93,7 @@ struct OriginLoader: Sendable {
     /// An original kept locally or found in the shared store: served while
     /// fresh, revalidated with the origin once past `ttl` (counted from its
     /// fetch time, wherever it was kept).
-    private func use(_ url: String, _ stored: (metadata: OriginalMetadata, file: OriginalFile), ttl: Double,
+    private func use(_ source: OriginalSource, _ stored: (metadata: OriginalMetadata, file: OriginalFile), ttl: Double,
                      policy: FetchPolicy, wanted: (@Sendable () -> Bool)?, onChanged: @escaping @Sendable (String) -> Void,
                      completion: @escaping Completion) {
         if let refused = Self.refusal(of: stored.metadata, policy: policy) {
@@ -105,8 +108,8 @@ struct OriginLoader: Sendable {
         }
         disk?.noteRevalidation()
         let conditional = Conditional(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
-        download(url, conditional: conditional, into: newDownload(), policy: policy, wanted: wanted) { result, sink in
-            let original = revalidated(url, stored: stored, by: result, into: sink, onChanged: onChanged)
+        download(source, conditional: conditional, into: newDownload(), policy: policy, wanted: wanted) { result, sink in
+            let original = revalidated(source.url, stored: stored, by: result, into: sink, onChanged: onChanged)
             sink.discard()
             completion(original)
         }
@@ -152,14 +155,14 @@ struct OriginLoader: Sendable {
     /// store and the temporary directory both full), a download in memory
     /// started again once the memory it may need is held (downloads wait
     /// for room, like renders).
-    private func download(_ url: String, conditional: Conditional?, into sink: DownloadFile, policy: FetchPolicy,
+    private func download(_ source: OriginalSource, conditional: Conditional?, into sink: DownloadFile, policy: FetchPolicy,
                           wanted: (@Sendable () -> Bool)?,
                           completion: @escaping @Sendable (Result<FetchResult, ServiceError>, DownloadFile) -> Void) {
         counters.withLock {
             $0.originFetches += 1
             $0.originInFlight += 1
         }
-        fetcher.fetchOriginal(url, conditional: conditional, into: sink, wanted: wanted) { [counters, io, storeFailureLog] result in
+        fetcher.fetchOriginal(source, conditional: conditional, into: sink, wanted: wanted) { [counters, io, storeFailureLog] result in
             counters.withLock {
                 $0.originInFlight -= 1
                 switch result {
@@ -171,14 +174,14 @@ struct OriginLoader: Sendable {
             io.async {
                 if case .failure = result, sink.foundNoPlace {
                     sink.discard()
-                    return inMemory(url, conditional: conditional, policy: policy, wanted: wanted,
+                    return inMemory(source, conditional: conditional, policy: policy, wanted: wanted,
                                     storeFailure: sink.storeFailure, completion: completion)
                 }
                 if case .failure = result, sink.overflowed {
                     return completion(.failure(.imageTooLarge("the original is over the memory of maxDecodeMemoryBytes "
                                                               + "a download in memory may hold")), sink)
                 }
-                if case .failure(let error) = result { storeFailureLog.note(error, source: url) }
+                if case .failure(let error) = result { storeFailureLog.note(error, source: source.url) }
                 completion(result, sink)
             }
         }
@@ -187,13 +190,13 @@ struct OriginLoader: Sendable {
     /// Starts a download again in memory once `RenderQueue.hold` granted
     /// what it may need (`limits.maxSourceBytes`, at most the whole
     /// `limits.maxDecodeMemoryBytes`); the original keeps the hold until its bytes go.
-    private func inMemory(_ url: String, conditional: Conditional?, policy: FetchPolicy,
+    private func inMemory(_ source: OriginalSource, conditional: Conditional?, policy: FetchPolicy,
                           wanted: (@Sendable () -> Bool)?, storeFailure: StoredFile.WriteError?,
                           completion: @escaping @Sendable (Result<FetchResult, ServiceError>, DownloadFile) -> Void) {
         let limit = min(policy.maxBytes, renders.memoryBudget)
         renders.hold(limit) { hold in
             let sink = DownloadFile(inMemory: limit, hold: hold, storeFailure: storeFailure)
-            download(url, conditional: conditional, into: sink, policy: policy, wanted: wanted, completion: completion)
+            download(source, conditional: conditional, into: sink, policy: policy, wanted: wanted, completion: completion)
         }
     }
 
@@ -202,18 +205,23 @@ struct OriginLoader: Sendable {
     /// fetched from them; for an s3 original, the bucket rules.
     private static func refusal(of metadata: OriginalMetadata, policy: FetchPolicy) -> ServiceError? {
         // An s3 original: the bucket rules, never the address rules (the endpoint is configuration).
-        if S3Location.hasScheme(metadata.url) { return bucketRefusal(metadata.url, policy: policy) }
+        if S3Location.hasScheme(metadata.url) {
+            do throws(FetchError) {
+                return bucketRefusal(try S3Location(metadata.url), policy: policy)
+            } catch {
+                return ServiceError(error)
+            }
+        }
         guard let text = metadata.address, let address = IPAddress(text),
               let why = policy.refusal(of: address) else { return nil }
         let host = URLNormalization.host(ofNormalized: metadata.url).map(String.init) ?? "?"
         return .forbiddenSource("source host \(host) was fetched from a \(why.rawValue) address")
     }
 
-    /// The bucket rules of an `s3` source (nil for any other, or one that may be read).
-    private static func bucketRefusal(_ url: String, policy: FetchPolicy) -> ServiceError? {
-        guard S3Location.hasScheme(url) else { return nil }
+    /// The bucket rules of an `s3` source (nil when it may be read).
+    private static func bucketRefusal(_ location: S3Location, policy: FetchPolicy) -> ServiceError? {
         do throws(FetchError) {
-            _ = try policy.s3Settings(for: S3Location(url))
+            _ = try policy.s3Settings(for: location)
             return nil
         } catch {
             return ServiceError(error)

@@ -6,7 +6,10 @@ import ThumbRender
 /// built from parsed values so equal requests have equal keys however their
 /// query strings were spelled.
 public struct ThumbnailRequest: Hashable, Sendable {
-    public var sourceURL: String
+    /// The source, parsed once; what the fetcher asks for.
+    public let source: OriginalSource
+    /// The normalized source URL: every spelling of one source is one source.
+    public var sourceURL: String { source.url }
     /// The resolved variant: the box after `dpr`, and `auto` negotiated to
     /// WebP/AVIF when `Accept` allows (else `auto`, the PNG/JPEG rule).
     public var variant: ThumbnailVariant
@@ -16,14 +19,9 @@ public struct ThumbnailRequest: Hashable, Sendable {
     public var variesByAccept: Bool
 
     /// The source's host, as the allowlist sees it; nil for an `s3://`
-    /// source, which `origin.allowedHosts` does not cover.
-    public var sourceHost: String? { Self.host(ofSource: sourceURL) }
-
-    /// A normalized source URL's host; nil for an `s3://` source (its
-    /// authority is a bucket, which `s3.allowedBuckets` rules).
-    static func host(ofSource normalized: String) -> String? {
-        normalized.utf8.starts(with: "s3://".utf8) ? nil : String(URLNormalization.host(ofNormalized: normalized) ?? "")
-    }
+    /// source, which `origin.allowedHosts` does not cover (its authority is
+    /// a bucket, which `s3.allowedBuckets` rules).
+    public var sourceHost: String? { source.host }
 
     public static func == (a: Self, b: Self) -> Bool { a.sourceURL == b.sourceURL && a.variant == b.variant }
 
@@ -49,7 +47,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
                 throw .badRequest("parameter '\(name)' given twice")
             }
         }
-        let normalized = try InfoRequest.normalizedSource(values["url"], reservedBucket: config.diskStore.shared?.bucket)
+        let source = try InfoRequest.source(values["url"], reservedBucket: config.diskStore.shared?.bucket)
 
         var preset: ServiceConfiguration.Preset?
         if let name = values["preset"] {
@@ -133,7 +131,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
         if format == .auto, let negotiated = AcceptNegotiation.choose(from: config.output.autoFormats, accept: accept) {
             format = negotiated
         }
-        sourceURL = normalized
+        self.source = source
         let plain = ThumbnailVariant(prepared: PreparedVariant(width: scaledWidth, height: scaledHeight, fit: fit,
                                                                enlarge: enlarge),
                                      format: format, quality: quality, animated: animated)

@@ -1,5 +1,6 @@
 import ThumbClock
 import ThumbCodec
+import ThumbFetch
 import ThumbRender
 
 /// `/info` (API.md § /info): an original's facts as JSON, from memory, from
@@ -36,14 +37,15 @@ extension ThumbnailService {
         // Dropped uncalled when abandoned: `abandonInfo` already knows which flight ended.
         let desertion = deserted.map { Coalescer<String, InfoResult>.Desertion(isDeserted: $0, abandoned: {}) }
         guard infoFlights.join(url, desertion: desertion, completion) else { return }
-        lookUpInfo(url, watched: deserted != nil)
+        lookUpInfo(request.source, watched: deserted != nil)
     }
 
     /// The work of the info flight of `url`, which the caller has opened:
     /// the original (shared with `/thumbnail`), then its facts, known or
     /// computed. `watched`: its first waiter may be deserted, so the work
     /// under it looks (a flight a GET started never is: its waiter keeps it alive).
-    private func lookUpInfo(_ url: String, watched: Bool) {
+    private func lookUpInfo(_ source: OriginalSource, watched: Bool) {
+        let url = source.url
         let finish: @Sendable (Result<InfoResult, ServiceError>) -> Void = { [infoFlights] result in
             infoFlights.complete(url, with: result)
         }
@@ -52,7 +54,7 @@ extension ThumbnailService {
             return finish(.success(InfoResult(info: answer, cache: .memory)))
         }
         if let failure = negative.lookup(url) { return finish(.failure(failure)) }
-        withOriginal(url, live: true, desertion: watched ? infoDesertion(url) : nil) { [self] result in
+        withOriginal(source, live: true, desertion: watched ? infoDesertion(source) : nil) { [self] result in
             switch result {
             case .failure(let error):
                 finish(.failure(error))
@@ -63,7 +65,7 @@ extension ThumbnailService {
                 if let facts = knownFacts(url: url, original) {
                     finish(.success(InfoResult(info: keep(facts, url: url, original), cache: original.outcome)))
                 } else {
-                    computeFacts(url: url, original, watched: watched, finish)
+                    computeFacts(source, original, watched: watched, finish)
                 }
             }
         }
@@ -73,9 +75,10 @@ extension ThumbnailService {
     /// download, the facts): deserted while every waiter of the info flight
     /// is; when that work stops for it, the info flight ends too — or starts
     /// over, when a request joined it since.
-    private func infoDesertion<Value>(_ url: String) -> Coalescer<String, Value>.Desertion {
-        .init(isDeserted: { [infoFlights] in infoFlights.isDeserted(url) },
-              abandoned: { [self] in if !abandonInfo(url) { lookUpInfo(url, watched: true) } })
+    private func infoDesertion<Value>(_ source: OriginalSource) -> Coalescer<String, Value>.Desertion {
+        let url = source.url
+        return .init(isDeserted: { [infoFlights] in infoFlights.isDeserted(url) },
+                     abandoned: { [self] in if !abandonInfo(url) { lookUpInfo(source, watched: true) } })
     }
 
     /// Ends the info flight of `url` without an answer when every waiter of
@@ -99,10 +102,11 @@ extension ThumbnailService {
     /// `limits.maxRenderSeconds` from when the first job starts. A
     /// computation already under way (`factsFlights`) is joined instead, and
     /// promoted to the live queue when it was a first render's background job.
-    private func computeFacts(url: String, _ original: Original, watched: Bool,
+    private func computeFacts(_ source: OriginalSource, _ original: Original, watched: Bool,
                               _ finish: @escaping @Sendable (Result<InfoResult, ServiceError>) -> Void) {
+        let url = source.url
         let outcome = original.outcome
-        let first = factsFlights.join(url, desertion: watched ? infoDesertion(url) : nil) { [self] result in
+        let first = factsFlights.join(url, desertion: watched ? infoDesertion(source) : nil) { [self] result in
             finish(result.map { InfoResult(info: keep($0, url: url, original), cache: outcome) })
         }
         guard first else {

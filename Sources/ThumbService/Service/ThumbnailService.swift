@@ -205,7 +205,7 @@ public final class ThumbnailService: Sendable {
             endFlight(request, .failure(failure))
             return
         }
-        withOriginal(url, live: live) { [self] result in
+        withOriginal(request.source, live: live) { [self] result in
             switch result {
             case .failure(let error): endFlight(request, .failure(error))
             case .success(let original): render(request, from: original)
@@ -222,20 +222,22 @@ public final class ThumbnailService: Sendable {
     /// original arrives; once every waiter of the download is deserted it
     /// stops, or never starts (API.md § /info), and each waiter's `abandoned`
     /// runs instead of `body`. nil keeps the download alive.
-    func withOriginal(_ url: String, live: Bool, desertion: Coalescer<String, Original>.Desertion? = nil,
+    func withOriginal(_ source: OriginalSource, live: Bool, desertion: Coalescer<String, Original>.Desertion? = nil,
                       _ body: @escaping @Sendable (Result<Original, ServiceError>) -> Void) {
+        let url = source.url
         guard originFlights.join(url, desertion: desertion, body) else {
             if live { counters.withLock { $0.originCoalesced += 1 } }
             return
         }
-        loadOriginal(url, watched: desertion != nil)
+        loadOriginal(source, watched: desertion != nil)
     }
 
     /// The work of the download flight of `url`, which the caller has opened.
     /// `watched`: its first waiter may be deserted, so the download engine
     /// asks whether anyone still waits (a flight a `/thumbnail` started never
     /// is: its waiter keeps it alive, and its download pays no asking).
-    private func loadOriginal(_ url: String, watched: Bool) {
+    private func loadOriginal(_ source: OriginalSource, watched: Bool) {
+        let url = source.url
         let current = config
         let ttl = Double(current.diskStore.ttlSeconds)
         let policy = FetchPolicy(configuration: current)
@@ -249,12 +251,12 @@ public final class ThumbnailService: Sendable {
         fetchQueue.async { [self] in
             // Deserted while it waited for this queue: nothing to look up.
             if watched, originFlights.abandonIfDeserted(url) { return }
-            loader.load(url, ttl: ttl, policy: policy, wanted: wanted, onChanged: { [memory] changed in
+            loader.load(source, ttl: ttl, policy: policy, wanted: wanted, onChanged: { [memory] changed in
                 _ = memory.removeAll { $0.url == changed }
             }) { [self] result in
                 if case .failure = result, unwanted.said.load(ordering: .relaxed) {
                     // Stopped for nobody: not remembered. Ended, or started over for a waiter that joined since.
-                    if !originFlights.abandonIfDeserted(url) { loadOriginal(url, watched: true) }
+                    if !originFlights.abandonIfDeserted(url) { loadOriginal(source, watched: true) }
                     return
                 }
                 if case .failure(let error) = result { negative.remember(url, error) }
