@@ -1,5 +1,6 @@
 import Synchronization
 import ThumbFetch
+import ThumbClock
 import ThumbHTTP
 import ThumbRender
 import ThumbSandbox
@@ -28,15 +29,17 @@ public final class Daemon: Sendable {
     /// response; keep it cheap. `warning`: the HTTP server's warnings
     /// (running out of descriptors), for the log.
     /// `engine`: nil runs every probe, decode and encode in sandboxed worker
-    /// processes started from the thumbd binary (Isolation.md).
+    /// processes started from the thumbd binary (Isolation.md). `wallClock`
+    /// dates fetched originals (a test moves a manual one to age them).
     public init(configuration: DaemonConfiguration, disk: DiskStore?, fetcher: (any OriginFetching)? = nil,
-                engine: (any RenderEngine)? = nil, accessLog: (@Sendable (ResponseRecord) -> Void)? = nil,
+                engine: (any RenderEngine)? = nil, wallClock: any WallClock = SystemWallClock(),
+                accessLog: (@Sendable (ResponseRecord) -> Void)? = nil,
                 warning: (@Sendable (String) -> Void)? = nil) {
         running = Mutex(configuration)
         let core = configuration.service
         service = ThumbnailService(configuration: core,
                                    fetcher: fetcher ?? Fetcher(policy: FetchPolicy(configuration: core)),
-                                   disk: disk,
+                                   disk: disk, wallClock: wallClock,
                                    engine: engine ?? SandboxEngine(executable: WorkerExecutable.resolve(),
                                                                    maxIdle: RenderQueue.workerCount(core.workers),
                                                                    identity: try? configuration.sandbox.identity()))

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import ThumbTestSupport
+import ThumbClock
 import ThumbHTTP
 @testable import ThumbFetch
 @testable import ThumbAPI
@@ -221,7 +222,8 @@ import ThumbHTTP
         try s3.put(Self.rocket, bucket: media, encodedKey: "photo.jpg")
         let proxy = try LoopbackProxy(upstream: s3.port)
         defer { proxy.stop() }
-        let daemon = try S3TestDaemon {
+        let calendar = ManualWallClock()
+        let daemon = try S3TestDaemon(wallClock: calendar) {
             configure(&$0, s3, endpoint: "http://127.0.0.1:\(proxy.port)", buckets: [media])
             $0.service.diskStore.ttlSeconds = 0    // every load revalidates
             $0.service.memoryCacheBytes = 0        // every request loads
@@ -233,7 +235,7 @@ import ThumbHTTP
         let bytes = daemon.stats("origin")["bytes"] ?? -1
         #expect(bytes == Self.rocket.count)
 
-        usleep(20_000)
+        calendar.advance(by: .seconds(1))   // past the 0-s TTL
         let kept = daemon.get(thumbnail(url))
         #expect(kept.status == 200 && kept.headers["x-cache"] == "disk", "\(kept.headers)")
         #expect(kept.headers["etag"] == first.headers["etag"] && kept.body == first.body)
@@ -242,7 +244,7 @@ import ThumbHTTP
         #expect(revalidation.lowercased().contains("\r\nif-none-match: \""), "\(revalidation)")
 
         try s3.put(Self.small, bucket: media, encodedKey: "photo.jpg")
-        usleep(20_000)
+        calendar.advance(by: .seconds(1))   // past the 0-s TTL
         let changed = daemon.get(thumbnail(url))
         #expect(changed.status == 200 && changed.headers["x-cache"] == "origin", "\(changed.headers)")
         #expect(changed.headers["x-image-width"] == "32" && changed.headers["x-image-height"] == "24")

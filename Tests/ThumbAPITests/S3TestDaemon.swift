@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import ThumbTestSupport
+import ThumbClock
 import ThumbHTTP
 @testable import ThumbFetch
 @testable import ThumbAPI
@@ -28,13 +29,14 @@ final class S3TestDaemon: @unchecked Sendable {
     /// fire (debug builds on a loaded machine take seconds per render);
     /// `fetcher` replaces the real one built from the configuration (the
     /// virtual-host test maps names to 127.0.0.1).
-    init(fetcher: ((ServiceConfiguration) -> any OriginFetching)? = nil,
+    /// `wallClock` dates fetched originals: a test ages them by moving it.
+    init(fetcher: ((ServiceConfiguration) -> any OriginFetching)? = nil, wallClock: any WallClock = SystemWallClock(),
          _ change: (inout DaemonConfiguration) -> Void) throws {
         var c = DaemonConfiguration()
         c.service.limits.maxRenderSeconds = 600
         change(&c)
         daemon = Daemon(configuration: c, disk: try DiskStore(directory: directory, maxBytes: c.service.diskStore.maxBytes),
-                        fetcher: fetcher?(c.service))
+                        fetcher: fetcher?(c.service), wallClock: wallClock)
         let logged = self.logged
         daemon.service.setStoreFailureLog { line in logged.lines.withLock { $0.append(line) } }
         port = try daemon.listen(ListenAddress.inet(host: "127.0.0.1", port: 0))

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import ThumbTestSupport
+import ThumbClock
 import ThumbHTTP
 @testable import ThumbFetch
 @testable import ThumbAPI
@@ -31,6 +32,9 @@ import ThumbHTTP
         let s3: SeaweedS3
         let bucket: String
         let origin: TestOrigin
+        /// The fleet's calendar, one for every instance as a fleet shares real time: a test ages a
+        /// shared copy by moving it. It starts at today's date, which sidecars a test writes by hand carry.
+        let calendar = ManualWallClock(secondsSince1970: SystemWallClock().secondsSince1970)
         private var instances: [S3TestDaemon] = []
 
         init(bucket given: String? = nil, routes: [String: [UInt8]] = [:]) throws {
@@ -49,7 +53,7 @@ import ThumbHTTP
         /// signed with `secret` (a wrong one) when given.
         func instance(endpoint: String? = nil, secret: String? = nil,
                       _ change: (inout DaemonConfiguration) -> Void = { _ in }) throws -> S3TestDaemon {
-            let instance = try S3TestDaemon { c in
+            let instance = try S3TestDaemon(wallClock: calendar) { c in
                 c.service.origin.allowPrivateNetworks = true   // the origin is on 127.0.0.1
                 c.useStore(s3, endpoint: endpoint, secret: secret)
                 // SeaweedFS makes a new bucket's first volume on its first write, which can take seconds.
@@ -150,7 +154,7 @@ import ThumbHTTP
         let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
         _ = try fleet.writer()
         let before = s3.request("GET", "/\(shared)/\(key(origin, Self.path)).json").body
-        usleep(1_100_000)
+        fleet.calendar.advance(by: .seconds(2))
         let b = try fleet.instance { $0.service.diskStore.ttlSeconds = 1 }
         let r = b.thumbnail(origin, Self.path)
         #expect(r.status == 200 && r.headers["x-cache"] == "disk")

@@ -22,7 +22,7 @@ extension SharedStoreTests {
     /// `mac` of zeros), or in the format of the release before `mac` (`old`).
     func plant(_ bytes: [UInt8], for url: String, in fleet: Fleet, key: SharedStoreKey?, old: Bool = false,
                facts: OriginalFacts? = nil, _ change: (inout OriginalMetadata) -> Void = { _ in }) throws {
-        var metadata = OriginalMetadata(url: url, etag: nil, lastModified: nil, fetchedAt: Date().timeIntervalSince1970,
+        var metadata = OriginalMetadata(url: url, etag: nil, lastModified: nil, fetchedAt: fleet.calendar.secondsSince1970,
                                         length: bytes.count, sha256: Digest.hex(Digest.sha256(bytes)), address: "127.0.0.1")
         change(&metadata)
         let sidecar = SharedSidecar(metadata: metadata, facts: facts)

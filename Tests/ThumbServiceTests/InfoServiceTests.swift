@@ -122,13 +122,18 @@ private final class ChangingOrigin: OriginFetching {
                                  disk: try DiskStore(directory: dir, maxBytes: 50 << 20), engine: engine)
         defer { s.renders.shutdown() }
         let probes = Atomic<Int>(0)
-        // The second opening job is the facts job's probe: slow, so the render's answer is visibly first.
-        engine.before.withLock { $0 = { if probes.add(1, ordering: .relaxed).newValue == 2 { Thread.sleep(forTimeInterval: 1) } } }
+        // The second opening job is the facts job's probe: held until the render has answered, so
+        // its answer is first whatever the host's load.
+        let answered = DispatchSemaphore(value: 0)
+        engine.before.withLock {
+            $0 = { if probes.add(1, ordering: .relaxed).newValue == 2 { _ = answered.wait(timeout: .now() + 30) } }
+        }
         let rendered = DispatchSemaphore(value: 0)
         let factsAtAnswer = Mutex(-1)
         // 640×427 to 64 wide decodes at 1/8; the canonical copy wants 1/2.
         s.thumbnail(try ThumbnailRequest(query: [("url", url), ("w", "64")], config: ServiceConfiguration())) { result in
             if case .success = result { factsAtAnswer.withLock { $0 = s.statistics.counters.factsComputed } }
+            answered.signal()
             rendered.signal()
         }
         #expect(rendered.wait(timeout: .now() + 30) == .success)

@@ -15,8 +15,9 @@ import ThumbTestSupport
     private let engine = HeldEngine(InProcessEngine())
 
     /// One render worker, so a test can hold it.
-    private func service(_ change: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ThumbnailService {
-        try loopbackService("probe", engine: engine) { c in
+    private func service(clock: some Clock<Duration> = ContinuousClock(),
+                         _ change: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ThumbnailService {
+        try loopbackService("probe", engine: engine, clock: clock) { c in
             c.workers = 1
             change(&c)
         }
@@ -42,6 +43,7 @@ import ThumbTestSupport
         let box = Mutex<Result<ThumbnailResult, ServiceError>?>(nil)
         s.thumbnail(try thumbnailRequest(origin.url("/text.txt"))) { result in box.withLock { $0 = result } }
         #expect(eventually { s.renders.statistics.queued == 1 }, "the probe never queued")
+        // A window for a wrong answer to show itself: what must not happen has no event to wait on.
         usleep(300_000)
         #expect(box.withLock { $0 } == nil, "answered without a render worker: \(String(describing: box.withLock { $0 }))")
         gate.signal()
@@ -59,7 +61,9 @@ import ThumbTestSupport
     @Test func aSlowProbeRunsOnARenderWorkerAndCountsAgainstTheDeadline() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let s = try service { $0.limits.maxRenderSeconds = 0.5 }
+        // The deadline is on the service's clock, which the slow probe moves past it: no sleep.
+        let clock = ManualClock()
+        let s = try service(clock: clock) { $0.limits.maxRenderSeconds = 0.5 }
         defer { cleanUp(s) }
         // The one render worker, as the queue runs a job on it.
         let worker = Mutex<pthread_t?>(nil)
@@ -70,7 +74,7 @@ import ThumbTestSupport
         engine.before.withLock {
             $0 = {
                 probedOn.withLock { $0.append(pthread_self()) }
-                usleep(800_000)
+                clock.advance(by: .milliseconds(800))
             }
         }
         let r = try thumbnailRequest(origin.url("/cat.jpg"))

@@ -6,15 +6,17 @@ import ThumbRender
 /// A service fetching from loopback origins, with a disk store of its own in
 /// a fresh temporary directory named after `name`, and no render deadline a
 /// loaded debug build could reach (a test that wants one sets it in `change`).
-func loopbackService(_ name: String, storeBytes: Int = 10 << 20, engine: any RenderEngine = InProcessEngine(),
-                     _ change: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ThumbnailService {
+func loopbackService<C: Clock>(_ name: String, storeBytes: Int = 10 << 20, engine: any RenderEngine = InProcessEngine(),
+                               clock: C = ContinuousClock(),
+                               _ change: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ThumbnailService
+where C.Duration == Duration {
     var c = ServiceConfiguration()
     c.origin.allowPrivateNetworks = true
     c.limits.maxRenderSeconds = 600
     change(&c)
     let store = NSTemporaryDirectory() + "thumbd-\(name)-\(UUID().uuidString)"
     return ThumbnailService(configuration: c, fetcher: Fetcher(policy: FetchPolicy(configuration: c)),
-                            disk: try DiskStore(directory: store, maxBytes: storeBytes), engine: engine)
+                            disk: try DiskStore(directory: store, maxBytes: storeBytes), clock: clock, engine: engine)
 }
 
 /// A thumbnail request for `url` with the other parameters of `query`.
