@@ -305,6 +305,7 @@ private final class UnwantedDownload: Sendable {
 extension ServiceConfiguration {
     var pipelineLimits: PipelineLimits {
         PipelineLimits(maxSourcePixels: limits.maxSourcePixels, maxOutputDimension: limits.maxOutputDimension,
-                       maxAnimationFrames: limits.maxAnimationFrames, maxAnimationPixels: limits.maxAnimationPixels)
+                       maxAnimationFrames: limits.maxAnimationFrames, maxAnimationPixels: limits.maxAnimationPixels,
+                       jpegXLSources: limits.jpegXLSources)
     }
 }
