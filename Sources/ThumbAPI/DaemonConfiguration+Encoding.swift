@@ -45,6 +45,7 @@ extension DaemonConfiguration {
                 ("maxRenderSeconds", .number(service.limits.maxRenderSeconds)),
                 ("maxAnimationFrames", .integer(service.limits.maxAnimationFrames)),
                 ("maxAnimationPixels", .integer(service.limits.maxAnimationPixels)),
+                ("jpegXLSources", .bool(service.limits.jpegXLSources)),
             ])),
             ("origin", .object([
                 ("timeoutSeconds", .number(service.origin.timeoutSeconds)),

@@ -30,6 +30,7 @@ extension ServiceConfiguration {
             if let v = try l.seconds("maxRenderSeconds", 0.001...86_400) { limits.maxRenderSeconds = v }
             if let v = try l.integer("maxAnimationFrames", 1...100_000) { limits.maxAnimationFrames = v }
             if let v = try l.integer("maxAnimationPixels", 1...Int.max) { limits.maxAnimationPixels = v }
+            if let v = try l.bool("jpegXLSources") { limits.jpegXLSources = v }
             try l.finish()
         }
         if var o = try r.object("origin") {
@@ -83,8 +84,8 @@ extension ServiceConfiguration {
             if let v = try o.strings("autoFormats") {
                 var formats: [OutputFormat] = []
                 for name in v {
-                    guard let format = OutputFormat(rawValue: name), format == .webp || format == .avif else {
-                        throw ConfigurationError(key: "output.autoFormats", "'\(name)' is not avif or webp")
+                    guard let format = OutputFormat(rawValue: name), [.jxl, .avif, .webp].contains(format) else {
+                        throw ConfigurationError(key: "output.autoFormats", "'\(name)' is not jxl, avif or webp")
                     }
                     guard !formats.contains(format) else {
                         throw ConfigurationError(key: "output.autoFormats", "'\(name)' is listed twice")

@@ -3,7 +3,7 @@
 /// turns it into the pixels and the URL thumbd serves.
 public struct ThumbnailSpec: Hashable, Sendable {
     public enum Fit: String, Sendable { case inside, cover, fill, contain }
-    public enum Format: String, Sendable { case auto, jpeg, png, webp, avif }
+    public enum Format: String, Sendable { case auto, jpeg, png, webp, avif, jxl }
     public enum Gravity: String, Sendable {
         case center, north, south, east, west, northeast, northwest, southeast, southwest, attention
     }

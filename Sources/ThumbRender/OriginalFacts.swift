@@ -50,8 +50,10 @@ public struct OriginalFacts: Equatable, Sendable, Codable {
         self.focus = focus
     }
 
-    /// A GIF or WebP of two frames or more (AVIF/HEIF sequences report their primary image).
-    public var animated: Bool { frames >= 2 && (format == .gif || format == .webp) }
+    /// A GIF, WebP or JPEG XL of two frames or more (AVIF/HEIF sequences
+    /// report their primary image). A JPEG XL animation still renders its
+    /// first frame only (API.md § Animation).
+    public var animated: Bool { frames >= 2 && (format == .gif || format == .webp || format == .jxl) }
 
     /// `thumbhash` as `/info` writes it: standard base64 with padding.
     public var thumbhashBase64: String { Data(thumbhash).base64EncodedString() }

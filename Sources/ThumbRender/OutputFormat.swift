@@ -8,6 +8,9 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable, Codable {
     case webp
     /// 8-bit AVIF 4:2:0, alpha kept.
     case avif
+    /// Lossy JPEG XL (libjxl, effort 5), 8-bit sRGB, alpha kept; the first
+    /// frame of an animated source.
+    case jxl
     /// The prepared bitmap itself: width·height·4 bytes, straight alpha.
     case rgba
 
@@ -26,6 +29,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .png: "image/png"
         case .webp: "image/webp"
         case .avif: "image/avif"
+        case .jxl: "image/jxl"
         case .rgba: "application/octet-stream"
         case .auto: preconditionFailure("resolve .auto before asking for its content type")
         }

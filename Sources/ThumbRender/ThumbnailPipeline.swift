@@ -12,13 +12,19 @@ public struct PipelineLimits: Sendable, Equatable, Codable {
     /// Canvas pixels times the frames rendered an animation may reach
     /// (SPEC §14: `422 image_too_large` from the headers).
     public var maxAnimationPixels: Int
+    /// Whether JPEG XL sources are read (`limits.jpegXLSources`, SPEC §3.2:
+    /// libjxl 0.7 carries known CVEs, so the operator opts in); without it a
+    /// JPEG XL source is `415 unsupported_format`. `thumbd thumbnail` and
+    /// `thumbd info` set it: the operator chose the file.
+    public var jpegXLSources: Bool
 
     public init(maxSourcePixels: Int = 50_000_000, maxOutputDimension: Int = 4096, maxAnimationFrames: Int = 200,
-                maxAnimationPixels: Int = 200_000_000) {
+                maxAnimationPixels: Int = 200_000_000, jpegXLSources: Bool = false) {
         self.maxSourcePixels = maxSourcePixels
         self.maxOutputDimension = maxOutputDimension
         self.maxAnimationFrames = maxAnimationFrames
         self.maxAnimationPixels = maxAnimationPixels
+        self.jpegXLSources = jpegXLSources
     }
 }
 
@@ -130,7 +136,7 @@ public enum ThumbnailPipeline {
     /// The header, within `limits.maxSourcePixels`.
     public static func probe(source: [UInt8], limits: PipelineLimits) throws(RenderError) -> ImageHeader {
         do {
-            return try ImageDecoder.probe(source, maxPixels: limits.maxSourcePixels)
+            return try ImageDecoder.probe(source, maxPixels: limits.maxSourcePixels, allowJPEGXL: limits.jpegXLSources)
         } catch {
             throw RenderError(error)
         }
@@ -196,7 +202,8 @@ public enum ThumbnailPipeline {
     /// composited over `background` (`bg`; white without one) first, as
     /// thumbor and imgproxy do. Past
     /// `deadline` the encoder stops at its next callback with `.renderTimedOut`
-    /// (AVIF: only checked before it starts; libavif has no hook).
+    /// (AVIF: only checked before it starts; libavif has no hook). JPEG XL
+    /// writes the bitmap as it is: one frame, 8-bit sRGB, alpha kept.
     public static func encode(_ bitmap: Bitmap, format: OutputFormat, quality: Int, background: RGBAColor? = nil,
                               deadline: RenderDeadline = .none) throws(RenderError) -> EncodedThumbnail {
         let resolved = format.resolved(isOpaque: bitmap.isOpaque)
@@ -208,6 +215,7 @@ public enum ThumbnailPipeline {
             case .png: bytes = try PNGEncoder.encode(bitmap, deadline: deadline)
             case .webp: bytes = try WebPEncoder.encode(bitmap, quality: quality, deadline: deadline)
             case .avif: bytes = try AVIFEncoder.encode(bitmap, quality: quality, deadline: deadline)
+            case .jxl: bytes = try JXLEncoder.encode(bitmap, quality: quality, deadline: deadline)
             case .rgba, .auto: bytes = bitmap.pixels
             }
         } catch .deadlineExceeded {

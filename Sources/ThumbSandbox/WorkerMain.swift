@@ -165,18 +165,20 @@ public enum WorkerMain {
 
     /// Everything a library loads or opens the first time it runs, done
     /// before the sandbox forbids opening files: each encoder and decoder
-    /// once on a tiny image, libheif's start-up, and the JSON coders.
+    /// once on a tiny image (JPEG XL too: libjxl sets up its tables and
+    /// thread state on first use), libheif's start-up, and the JSON coders.
     static func warmUp() {
         let engine = InProcessEngine()
         var bitmap = Bitmap(width: 2, height: 2)
         for i in stride(from: 0, to: bitmap.pixels.count, by: 4) { bitmap.pixels[i + 3] = 255 }
         let budget = JobBudget(deadline: Deadline(after: .seconds(30), on: clock), admittedBytes: 0)
-        for format in [OutputFormat.jpeg, .png, .webp, .avif] {
+        for format in [OutputFormat.jpeg, .png, .webp, .avif, .jxl] {
             guard let encoded = try? engine.encode(bitmap, encoding: EncodingSpec(format: format, quality: 80,
                                                                                  background: nil),
                                                    budget: budget) else { continue }
             let variant = PreparedVariant(width: 1, height: 1, fit: .cover)
-            if let plan = try? ThumbnailPipeline.plan(source: encoded.bytes, variant: variant, limits: PipelineLimits()) {
+            let limits = PipelineLimits(jpegXLSources: true)
+            if let plan = try? ThumbnailPipeline.plan(source: encoded.bytes, variant: variant, limits: limits) {
                 _ = try? ThumbnailPipeline.prepare(source: encoded.bytes, plan: plan)
             }
         }

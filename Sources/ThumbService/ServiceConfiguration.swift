@@ -46,6 +46,9 @@ public struct ServiceConfiguration: Equatable, Sendable {
         /// Canvas pixels times the frames rendered: more is `422 image_too_large`
         /// before any frame is decoded.
         public var maxAnimationPixels = 200_000_000
+        /// JPEG XL sources decoded (API.md § Formats read): off by default,
+        /// since libjxl 0.7 predates fixes for known CVEs (Isolation.md).
+        public var jpegXLSources = false
     }
 
     public struct Origin: Equatable, Sendable {

@@ -125,6 +125,7 @@ enum CommandLineParser {
         case "png": return .png
         case "webp": return .webp
         case "avif": return .avif
+        case "jxl": return .jxl
         case "rgba": return .rgba
         default: return .auto
         }

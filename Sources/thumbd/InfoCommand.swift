@@ -5,10 +5,11 @@ import ThumbService
 
 /// `thumbd info INPUT` (CommandLine.md): the `/info` object of a local file,
 /// from the same canonical decode the service uses, without `url`; `bytes`
-/// is the file's size.
+/// is the file's size. JPEG XL files are read, as `thumbd thumbnail` reads
+/// them (a person's own file).
 enum InfoCommand {
     /// Prints the object on stdout and returns 0, or 1 with a message on stderr.
-    static func run(path: String, limits: PipelineLimits = PipelineLimits()) -> Int32 {
+    static func run(path: String, limits: PipelineLimits = PipelineLimits(jpegXLSources: true)) -> Int32 {
         guard let data = FileManager.default.contents(atPath: path) else {
             return fail("cannot read \(path)")
         }

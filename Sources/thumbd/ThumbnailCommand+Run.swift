@@ -3,8 +3,10 @@ import ThumbRender
 
 extension ThumbnailCommand {
     /// Runs the service's decode/scale/encode pipeline on a local file (CommandLine.md).
-    /// Returns the exit status: 0, or 1 with a message on stderr.
-    func run(limits: PipelineLimits = PipelineLimits(), defaultQuality: Int = 82) -> Int32 {
+    /// Returns the exit status: 0, or 1 with a message on stderr. JPEG XL
+    /// files are read whatever `limits.jpegXLSources` says (SPEC §16): a
+    /// person's own file, which the operator chose.
+    func run(limits: PipelineLimits = PipelineLimits(jpegXLSources: true), defaultQuality: Int = 82) -> Int32 {
         guard let data = FileManager.default.contents(atPath: input) else {
             return fail("cannot read \(input)")
         }

@@ -9,7 +9,7 @@ let usageText = """
       thumbd [--config FILE] [--listen ADDR]      run the service in the foreground
       thumbd check-config --config FILE           validate a config file and print it
       thumbd thumbnail INPUT OUTPUT [--w N] [--h N] [--fit inside|cover|fill|contain]
-                       [--format auto|jpeg|png|webp|avif|rgba] [--q 1-100]
+                       [--format auto|jpeg|png|webp|avif|jxl|rgba] [--q 1-100]
                        [--enlarge] [--gravity G] [--fp X,Y] [--bg RRGGBB[AA]]
                        [--blur 0.3-100] [--sharpen 0.3-10] [--animated 0|1]
                                                   thumbnail one local file
@@ -17,7 +17,7 @@ let usageText = """
       thumbd --version | --help
 
     ADDR is HOST:PORT, [IPv6]:PORT or unix:/path. Without --format, OUTPUT's
-    extension (.jpg, .jpeg, .png, .webp, .avif, .rgba) picks the format, else auto.
+    extension (.jpg, .jpeg, .png, .webp, .avif, .jxl, .rgba) picks the format, else auto.
     G is center, north, south, east, west, northeast, northwest, southeast,
     southwest or attention (cover and contain). --fp X,Y (fractions 0-1, up to 3
     decimals) places the cover crop; not with --gravity. --bg pads contain and

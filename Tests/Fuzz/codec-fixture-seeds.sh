@@ -4,6 +4,6 @@
 # (fuzz-codec.sh, fuzz-structure.sh), so both start from the same real files.
 # Usage: Tests/Fuzz/codec-fixture-seeds.sh DIR       (from the repository root)
 set -euo pipefail
-for ext in png jpg webp gif avif heic; do
+for ext in png jpg webp gif avif heic jxl; do
   find Tests/ThumbCodecTests/Fixtures -path '*/reference' -prune -o -name "*.$ext" -size -64k -exec cp {} "$1/" \;
 done

@@ -35,6 +35,7 @@ import ThumbImaging
         #expect(CommandLineParser.formatFromExtension("a/b.JPG") == .jpeg)
         #expect(CommandLineParser.formatFromExtension("b.jpeg") == .jpeg)
         #expect(CommandLineParser.formatFromExtension("b.png") == .png)
+        #expect(CommandLineParser.formatFromExtension("b.JXL") == .jxl)
         #expect(CommandLineParser.formatFromExtension("b.rgba") == .rgba)
         #expect(CommandLineParser.formatFromExtension("b.webp") == .webp)
         #expect(CommandLineParser.formatFromExtension("b.AVIF") == .avif)

@@ -67,3 +67,43 @@ import Testing
         #expect(help.stdout.contains("--format \(listed)"), "\(help.stdout)")
     }
 }
+
+/// JPEG XL on the command line (CommandLine.md): written by `.jxl` or
+/// `--format jxl`, and read whatever `limits.jpegXLSources` says, since the
+/// operator chose the file (SPEC §16).
+@Suite struct JPEGXLCommandTests {
+    private func temp(_ name: String) -> String {
+        NSTemporaryDirectory() + "thumbd-cli-\(UUID().uuidString)-\(name)"
+    }
+
+    @Test func writesJPEGXLByExtensionAndByFormat() throws {
+        let byExtension = temp("out.jxl"), byFormat = temp("out.bin")
+        defer { for f in [byExtension, byFormat] { try? FileManager.default.removeItem(atPath: f) } }
+        let input = ThumbnailCommandTests.fixtures + "/rocket.jpg"
+        #expect(try ThumbdBinary.run(["thumbnail", input, byExtension, "--w", "80"]).status == 0)
+        let jxl = try #require(FileManager.default.contents(atPath: byExtension))
+        #expect(jxl.prefix(2) == Data([0xFF, 0x0A]), "a bare JPEG XL codestream")
+        #expect(try ThumbdBinary.run(["thumbnail", input, byFormat, "--w", "80", "--format", "jxl"]).status == 0)
+        #expect(FileManager.default.contents(atPath: byFormat) == jxl, "the same bytes either way")
+    }
+
+    @Test func readsJPEGXLFiles() throws {
+        let out = temp("out.png")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let input = ThumbnailCommandTests.fixtures + "/jxl/orient-6.jxl"
+        #expect(try ThumbdBinary.run(["thumbnail", input, out, "--w", "16"]).status == 0)
+        let png = try #require(FileManager.default.contents(atPath: out))
+        // 24×32 stored, orientation 6: 32×24 upright, so 16×12.
+        #expect(Array(png[16..<24]) == [0, 0, 0, 16, 0, 0, 0, 12])
+        let info = try ThumbdBinary.run(["info", ThumbnailCommandTests.fixtures + "/jxl/anim3.jxl"])
+        #expect(info.status == 0)
+        let object = (try? JSONSerialization.jsonObject(with: Data(info.stdout.utf8))) as? [String: Any] ?? [:]
+        #expect(object["format"] as? String == "jxl" && object["frames"] as? Int == 3 && object["animated"] as? Bool == true)
+        let cut = temp("cut.jxl")
+        defer { try? FileManager.default.removeItem(atPath: cut) }
+        let whole = try #require(FileManager.default.contents(atPath: ThumbnailCommandTests.fixtures + "/jxl/photo.jxl"))
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let failed = try ThumbdBinary.run(["thumbnail", cut, out, "--w", "16"])
+        #expect(failed.status == 1 && failed.stderr.contains("corrupt_image"))
+    }
+}

@@ -31,6 +31,10 @@ public struct Rendition: Sendable {
     /// Strong, quoted; derived from the original's content hash and the variant,
     /// so it is stable across restarts.
     public let etag: String
+    /// Made from an animated GIF or WebP (a still of its first frame, or
+    /// its animation): a request whose `auto` keeps animations in WebP does
+    /// not take a still one (ThumbnailRequest+Animation.swift).
+    public var fromAnimatedSource = false
 
     static func etag(originalSHA256: String, variant: ThumbnailVariant) -> String {
         let digest = Digest.sha256(Array("\(originalSHA256)|\(variant.canonicalKey)|r\(ThumbnailVariant.rendererVersion)".utf8))

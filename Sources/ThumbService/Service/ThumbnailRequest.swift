@@ -17,17 +17,22 @@ public struct ThumbnailRequest: Hashable, Sendable {
     /// not empty: the answer depends on `Accept` and carries `Vary: Accept`.
     /// Not part of the key: `auto` answered as WebP and `webp` share one entry.
     public var variesByAccept: Bool
+    /// The variant an animated GIF or WebP source is answered with instead (WebP; ThumbnailRequest+Animation.swift).
+    public var animationVariant: ThumbnailVariant?
 
     /// The source's host, as the allowlist sees it; nil for an `s3://`
     /// source, which `origin.allowedHosts` does not cover (its authority is
     /// a bucket, which `s3.allowedBuckets` rules).
     public var sourceHost: String? { source.host }
 
-    public static func == (a: Self, b: Self) -> Bool { a.sourceURL == b.sourceURL && a.variant == b.variant }
+    public static func == (a: Self, b: Self) -> Bool {
+        a.sourceURL == b.sourceURL && a.variant == b.variant && a.animationVariant == b.animationVariant
+    }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(sourceURL)
         hasher.combine(variant)
+        hasher.combine(animationVariant)
     }
 
     /// The parameters `/thumbnail` knows; any other is a `400`.
@@ -137,6 +142,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
                                      format: format, quality: quality, animated: animated)
         // After negotiation: `bg` is inert for `auto` answered as WebP or AVIF.
         variant = composition.applied(to: plain, dpr: dpr)
+        animationVariant = Self.animationVariant(variant, accept: accept, negotiates: variesByAccept)
     }
 
     /// Strict decimal: digits only (no sign, no spaces), within `range`.

@@ -36,9 +36,16 @@ extension ThumbnailService {
             let deadline = Deadline(after: seconds, on: clock)
             // The common miss — the original's facts known, or nothing could keep them — is one
             // job: plan and render on one read of the bytes (a second job only when the decode
-            // needs more memory than the probe was admitted with).
+            // needs more memory than the probe was admitted with). A request whose answer
+            // depends on whether the source is animated plans first unless its facts say.
             let known = knownFacts(url: request.sourceURL, original)
-            if known != nil || (!request.variant.prepared.needsFocus && !canKeepFacts(url: request.sourceURL)) {
+            var request = request, encoding = encoding
+            if let known, request.animationVariant != nil {
+                request = request.answering(sourceIsAnimated: known.rendersAsAnimation)
+                encoding = Self.encoding(request, limits: limits)
+            }
+            if known != nil || (!request.variant.prepared.needsFocus && !canKeepFacts(url: request.sourceURL)
+                                    && request.animationVariant == nil) {
                 let planned: PlannedRender
                 do throws(ServiceError) {
                     planned = try rendering { () throws(RenderError) in
@@ -56,7 +63,7 @@ extension ThumbnailService {
                 case .needsMore(let plan):
                     let left = deadline.remaining
                     let estimate = try Self.estimate(plan, encoding, withFacts: false)
-                    return .needsMore(cost: estimate) { [self] () throws(ServiceError) in
+                    return .needsMore(cost: estimate) { [self, request, encoding] () throws(ServiceError) in
                         try decode(request, original, plan: plan, facts: .none, encoding: encoding,
                                    budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate))
                     }
@@ -73,6 +80,10 @@ extension ThumbnailService {
                 throw error
             }
             if deadline.hasPassed { throw .renderTimedOut }
+            if request.animationVariant != nil {
+                request = request.answering(sourceIsAnimated: plan.isAnimated)
+                encoding = Self.encoding(request, limits: limits)
+            }
             var facts = factsWork(request, original, &plan, budget: budget)
             // An animation's frames share no decode with the canonical copy: its facts come after
             // it, unless its window needs their focus first.
@@ -86,7 +97,7 @@ extension ThumbnailService {
             }
             // The second wait is not the render's: the time left goes on when its job starts.
             let left = deadline.remaining
-            return .needsMore(cost: estimate) { [self, plan, facts] () throws(ServiceError) in
+            return .needsMore(cost: estimate) { [self, request, plan, facts, encoding] () throws(ServiceError) in
                 try decode(request, original, plan: plan, facts: facts, encoding: encoding,
                            budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate))
             }
@@ -198,7 +209,7 @@ extension ThumbnailService {
         memory.insert(.prepared(output.bitmap, originalSHA256: sha, fromAnimation: output.fromAnimation),
                       for: .prepared(url: request.sourceURL, request.variant.prepared))
         if facts == .later { computeFactsInBackground(url: request.sourceURL, original) }
-        return .done(keep(request, output.encoded, sha256: sha), original.outcome)
+        return .done(keep(request, output.encoded, sha256: sha, fromAnimatedSource: output.fromAnimation), original.outcome)
     }
 
     /// Queues one job of a render; `ahead` for the second job of a render
@@ -269,18 +280,21 @@ extension ThumbnailService {
     }
 
     /// Encodes a prepared bitmap from the memory cache in one job of the engine.
-    func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String) throws(ServiceError) -> Rendition {
+    func encode(_ request: ThumbnailRequest, bitmap: Bitmap, sha256: String,
+                fromAnimatedSource: Bool) throws(ServiceError) -> Rendition {
         let budget = JobBudget(deadline: Deadline(after: .seconds(config.limits.maxRenderSeconds), on: clock),
                                admittedBytes: bitmap.byteCount)
         let encoded = try rendering { () throws(RenderError) in try engine.encode(bitmap, encoding: request.variant.encoding, budget: budget) }
-        return keep(request, encoded, sha256: sha256)
+        return keep(request, encoded, sha256: sha256, fromAnimatedSource: fromAnimatedSource)
     }
 
     /// The rendition of an encoded result, kept in the memory cache.
-    func keep(_ request: ThumbnailRequest, _ encoded: EncodedThumbnail, sha256: String) -> Rendition {
-        let rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
+    func keep(_ request: ThumbnailRequest, _ encoded: EncodedThumbnail, sha256: String,
+              fromAnimatedSource: Bool) -> Rendition {
+        var rendition = Rendition(bytes: encoded.bytes, contentType: encoded.format.contentType,
                                   width: encoded.width, height: encoded.height, frames: encoded.frames,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
+        rendition.fromAnimatedSource = fromAnimatedSource
         memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant))
         return rendition
     }

@@ -41,7 +41,7 @@ extension ThumbnailService {
     /// What the header says and the facts must say too.
     static func agree(_ facts: OriginalFacts, _ header: ImageHeader) -> Bool {
         facts.format == header.format && facts.width == header.displayedWidth && facts.height == header.displayedHeight
-            && facts.orientation == header.orientation.rawValue && facts.frames == (header.animation?.frames ?? 1)
+            && facts.orientation == header.orientation.rawValue && facts.frames == header.frames
             && (header.hasAlpha || !facts.hasAlpha)
     }
 }

@@ -155,8 +155,7 @@ public final class ThumbnailService: Sendable {
     /// allowed; nil otherwise, and `thumbnail(_:completion:)` then gives the
     /// answer (a render, or the refusal).
     public func cachedRendition(_ request: ThumbnailRequest) -> Rendition? {
-        guard hostRefusal(request) == nil,
-              case .rendition(let r)? = memory.get(.rendition(url: request.sourceURL, request.variant)) else { return nil }
+        guard hostRefusal(request) == nil, let r = memoryRendition(request) else { return nil }
         counters.countMemoryHit()
         return r
     }
@@ -173,7 +172,7 @@ public final class ThumbnailService: Sendable {
         if let refused = hostRefusal(request) { return completion(.failure(refused)) }
         // Statistics.md: memory hits and misses count /thumbnail requests; prefetch items are not.
         let live = priority == .live
-        if case .rendition(let r)? = memory.get(.rendition(url: url, request.variant)) {
+        if let r = memoryRendition(request) {
             if live { counters.countMemoryHit() }
             completion(.success(ThumbnailResult(rendition: r, cache: .memory)))
             return
@@ -193,10 +192,10 @@ public final class ThumbnailService: Sendable {
             return
         }
         if case .prepared(let bitmap, let sha, let fromAnimation)? = memory.get(.prepared(url: url, request.variant.prepared)),
-           !(fromAnimation && request.variant.animates) {
+           !(fromAnimation && (request.variant.animates || request.animationVariant != nil)) {
             if live { counters.countMemoryHit() }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
-                .done(try self.encode(request, bitmap: bitmap, sha256: sha), .memory)
+                .done(try self.encode(request, bitmap: bitmap, sha256: sha, fromAnimatedSource: fromAnimation), .memory)
             }
             return
         }
@@ -313,6 +312,7 @@ private final class UnwantedDownload: Sendable {
 extension ServiceConfiguration {
     var pipelineLimits: PipelineLimits {
         PipelineLimits(maxSourcePixels: limits.maxSourcePixels, maxOutputDimension: limits.maxOutputDimension,
-                       maxAnimationFrames: limits.maxAnimationFrames, maxAnimationPixels: limits.maxAnimationPixels)
+                       maxAnimationFrames: limits.maxAnimationFrames, maxAnimationPixels: limits.maxAnimationPixels,
+                       jpegXLSources: limits.jpegXLSources)
     }
 }
