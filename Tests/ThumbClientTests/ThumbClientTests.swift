@@ -110,7 +110,9 @@ import ThumbTestSupport
             defer { gated.stop() }
             let slow = ThumbnailSpec(source: gated.url("/slow.jpg"), width: 32)
             let task = Task { try await client.thumbnail(slow) }
-            try await Task.sleep(for: .milliseconds(200))
+            // Cancelled once its download is held at the origin: a request on its way, not one unsent.
+            for _ in 0..<1000 where gated.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(gated.waiting == 1, "the request reached the origin")
             task.cancel()
             let started = ContinuousClock.now
             let result = await task.result
@@ -121,7 +123,8 @@ import ThumbTestSupport
             #expect(error == .cancelled)
 
             let batch = Task { await client.info([gated.url("/slow.jpg?b=1")]) }
-            try await Task.sleep(for: .milliseconds(200))
+            for _ in 0..<1000 where gated.waiting < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(gated.waiting == 2, "the batch's download reached the origin")
             batch.cancel()
             let answers = await batch.value
             #expect(answers.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })

@@ -38,6 +38,7 @@ import ThumbTestSupport
         // The 4 MiB cannot fit the socket buffers of a client that reads
         // nothing: the server's write hits EAGAIN and waits for a writable edge.
         #expect(eventually { server.statistics.pendingResponseBytes > 0 })
+        // A window for a wrong send to show itself: a response that must stay waiting has no event to wait on.
         usleep(200_000)
         #expect(server.statistics.pendingResponseBytes > 0, "the response should still be waiting for room")
         client.send("GET /next?n=2 HTTP/1.1\r\nHost: h\r\n\r\n")

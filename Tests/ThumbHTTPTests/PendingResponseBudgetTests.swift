@@ -146,7 +146,7 @@ private typealias Ledger = PendingResponseLedger<ManualClock>
         var slow: [SlowReader] = []
         for _ in 0..<8 {
             slow.append(try SlowReader(port: port, request: "GET /big HTTP/1.1\r\nHost: h\r\n\r\n"))
-            usleep(100_000)
+            usleep(100_000)   // real readers arriving one after another, as a slow crowd does
         }
         #expect(eventually(5) { server.statistics.requestsTotal == 8 })
         #expect(eventually(5) { server.statistics.connectionsClosedForRoom >= 2 },

@@ -69,6 +69,7 @@ import ThumbTestSupport
         defer { origin.stop() }
         let port = origin.port
         origin.server.drain(deadline: 0) {}
+        // The listener closes on the server's own queue: a moment for the real socket to be gone.
         usleep(100_000)
         #expect(throws: ServiceError.self) { try fetcher().fetchOriginal("http://127.0.0.1:\(port)/cat.jpg", conditional: nil, into: MemorySink()) }
     }

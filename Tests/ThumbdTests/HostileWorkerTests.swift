@@ -153,7 +153,7 @@ import ThumbTestSupport
                     answer.withLock { $0 = (status, (ContinuousClock.now - started) / .seconds(1)) }
                 }
                 hung.start()
-                usleep(300_000)
+                usleep(300_000)   // the hang on its worker (a real process) before the others are asked
                 for variant in ["?a", "?b", "?c"] {
                     #expect(daemon.thumbnail(.thread, variant: variant + "\(round)")?.status == 200, "served beside the hang")
                 }
