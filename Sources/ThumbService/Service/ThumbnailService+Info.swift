@@ -13,6 +13,22 @@ extension ThumbnailService {
         if let batchItems { counters.withLock { $0.infoBatchItems += batchItems } }
     }
 
+    /// Counts a `POST /info` answered as a stream of lines (`info.streamed`).
+    public func countInfoStreamed() {
+        counters.withLock { $0.infoStreamed += 1 }
+    }
+
+    /// What memory already says of a source: its facts, or a failure
+    /// remembered (the negative cache, a host no longer allowed); nil when
+    /// only `info(_:completion:)` can tell. A streamed batch writes these
+    /// lines first (API.md § POST /info, Streaming).
+    public func rememberedInfo(_ request: InfoRequest) -> Result<SourceInfo, ServiceError>? {
+        if let refused = hostRefusal(host: request.sourceHost) { return .failure(refused) }
+        if case .info(let answer)? = memory.get(.info(url: request.sourceURL)) { return .success(answer) }
+        if let failure = negative.lookup(request.sourceURL) { return .failure(failure) }
+        return nil
+    }
+
     /// The hot path: the answer when it is in memory and the source's host
     /// still allowed; nil otherwise (then `info(_:completion:)` answers).
     public func cachedInfo(_ request: InfoRequest) -> SourceInfo? {
