@@ -149,6 +149,7 @@ extension ThumbnailService {
             // The flight first: a job id recorded after this sees it closed (see below).
             factsFlights.complete(url, with: result)
             if background { backgroundFacts.withLock { $0[url] = nil } }
+            queuedFacts.withLock { $0[url] = nil }
         }
         // Neither refusal of the queue is remembered: overload is momentary, and a cost over
         // the budget depends on the configuration (as for renders).
@@ -164,6 +165,7 @@ extension ThumbnailService {
         let sha = original.metadata.sha256
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let id = submitInfoJob(cost: admitted, priority: priority, ahead: false, refused) { [self] in
+            queuedFacts.withLock { $0[url] = nil }   // started: no render can withdraw it now
             // Everyone waiting is a batch that has answered: nothing to compute (a background
             // job's own waiter is never deserted). The flight's waiters end or start over.
             if factsFlights.abandonIfDeserted(url) { return }
@@ -210,6 +212,22 @@ extension ThumbnailService {
                 if factsFlights.isInFlight(url) { table[url] = id }
             }
         }
+        if let id {
+            queuedFacts.withLock { table in
+                if factsFlights.isInFlight(url) { table[url] = id }
+            }
+        }
+    }
+
+    /// Takes the facts job of `url` out of the queue if it still waits
+    /// there, and says whether it did: the caller, a render that computes
+    /// the facts anyway, then completes their flight (one job serves both,
+    /// API.md § POST /info).
+    func withdrawQueuedFacts(_ url: String) -> Bool {
+        guard let id = queuedFacts.withLock({ $0[url] }), renders.withdraw(id) else { return false }
+        queuedFacts.withLock { if $0[url] == id { $0[url] = nil } }
+        backgroundFacts.withLock { if $0[url] == id { $0[url] = nil } }
+        return true
     }
 
     /// One job on the render queue; a full queue (or a cost over the whole
