@@ -361,11 +361,11 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         }
         let table = busyReport().figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
-        #expect(paths.count == 57)
+        #expect(paths.count == 58)
         #expect(paths.contains("render.killed") && paths.contains("render.crashed"))
         #expect(["hits", "misses", "writes", "writeFailures", "readFailures", "rejected"].allSatisfy { paths.contains("sharedStore." + $0) })
         #expect(paths.contains("info.requests") && paths.contains("info.batchItems") && paths.contains("info.computed")
-                && paths.contains("info.abandoned"))
+                && paths.contains("info.abandoned") && paths.contains("info.streamed"))
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {
