@@ -103,6 +103,9 @@ public final class Daemon: Sendable {
     /// the idle render workers have ended (reaped, so none outlives its
     /// daemon even for the moment `PR_SET_PDEATHSIG` takes).
     public func drain(deadline: Double, completion: @escaping @Sendable () -> Void) {
+        // Streamed `/info` answers end with a line for every item a little before the server
+        // closes what is left at the deadline (API.md § POST /info, Streaming).
+        handler.endStreams(after: deadline - min(1, deadline / 4))
         server.drain(deadline: deadline) { [service] in
             (service.engine as? SandboxEngine)?.shutdown()
             completion()

@@ -1,4 +1,6 @@
+import Dispatch
 import ThumbHTTP
+import Synchronization
 import ThumbService
 
 /// `/info` (API.md § /info): one source by `GET`/`HEAD`, a batch by `POST`.
@@ -62,6 +64,7 @@ extension ServiceHandler {
             return responder.respond(error.response)
         }
         service.countInfoRequest(batchItems: batch.items.count)
+        if InfoStreamAnswer.wanted(request) { return streamBatch(batch, request, responder) }
         let answer = InfoBatchAnswer(given: batch.items.map(\.given)) { body in
             responder.respond(HTTPResponse(status: 200, headers: [("Content-Type", "application/json"),
                                                                   ("Cache-Control", "no-store")], body: body))
@@ -85,5 +88,63 @@ extension ServiceHandler {
             }
         }
         answer.sendOrWait(seconds: config.origin.timeoutSeconds + config.limits.maxRenderSeconds)
+    }
+
+    /// A batch answered as a stream of lines (API.md § POST /info,
+    /// Streaming): what memory knows first, in request order — facts and
+    /// remembered failures, and the items' own errors — then each item the
+    /// moment it is known; the body ends with the last line, at the latest
+    /// at the batch's deadline, or when the daemon drains (`endStreams`).
+    private func streamBatch(_ batch: InfoBatch, _ request: HTTPRequest, _ responder: Responder) {
+        let config = service.config
+        service.countInfoStreamed()
+        let stream = responder.stream(HTTPResponse(status: 200, headers: Self.streamHeaders))
+        let id = openStreams.withLock { s in
+            s.next += 1
+            return s.next
+        }
+        let answer = InfoStreamAnswer(given: batch.items.map(\.given), stream: stream) { [self] in
+            openStreams.withLock { _ = $0.answers.removeValue(forKey: id) }
+        }
+        openStreams.withLock { $0.answers[id] = answer }
+        var pending: [(Int, InfoRequest)] = []
+        for (index, item) in batch.items.enumerated() {
+            switch item.request {
+            case .failure(let error): answer.fill(index, error: error)
+            case .success(let parsed):
+                switch service.rememberedInfo(parsed) {
+                case .success(let info)?: answer.fill(index, InfoAnswer(info).body)
+                case .failure(let error)?: answer.fill(index, error: .service(error))
+                case nil: pending.append((index, parsed))
+                }
+            }
+        }
+        // Once every line is written or the client left, an item's download and facts job stop
+        // unless another request waits for the same source.
+        let deserted: @Sendable () -> Bool = { answer.isDeserted }
+        for (index, parsed) in pending {
+            service.info(parsed, deserted: deserted) { [self] result in
+                if case .failure(let error) = result { report(error, request) }
+                answer.fill(index, result)
+            }
+        }
+        answer.endOrWait(seconds: config.origin.timeoutSeconds + config.limits.maxRenderSeconds)
+    }
+
+    /// What keeps proxies (nginx's `X-Accel-Buffering`) and clients (content
+    /// sniffing) from holding lines back.
+    static let streamHeaders: [(name: String, value: String)] = [
+        ("Content-Type", "application/x-ndjson"), ("Cache-Control", "no-store"),
+        ("X-Accel-Buffering", "no"), ("X-Content-Type-Options", "nosniff"),
+    ]
+
+    /// The drain (ServiceLife.md): streamed batches still open after
+    /// `seconds` write `overloaded` for each item not yet written and end, so
+    /// their bodies end before the server closes what is left.
+    public func endStreams(after seconds: Double) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { [self] in
+            let open = openStreams.withLock { Array($0.answers.values) }
+            for answer in open { answer.expire(with: .overloaded) }
+        }
     }
 }

@@ -14,6 +14,8 @@ public final class ServiceHandler: Sendable {
     private let shortcuts = HitShortcuts()
     /// `GET /info` hits by spelling; a quarter of the thumbnails' budget (one entry per source, not per variant).
     let infoShortcuts = InfoShortcuts(limitBytes: 2 << 20)
+    /// Streamed `POST /info` answers not yet ended, by id: a drain ends them (`endStreams`).
+    let openStreams = Mutex<(next: Int, answers: [Int: InfoStreamAnswer])>((0, [:]))
     /// Signing key and admin token: the daemon's keys, not the service's,
     /// replaced together with the service's on a reload.
     private let security: Mutex<DaemonConfiguration.Security>

@@ -98,6 +98,9 @@ struct StatisticsReport {
             Figure(section: "info", field: "abandoned", kind: .counter,
                    help: "Sources of POST /info items whose download or facts job stopped: their batch had answered and nobody else waited.",
                    value: .integer(c.infoAbandoned)),
+            Figure(section: "info", field: "streamed", kind: .counter,
+                   help: "POST /info batches answered as a stream of lines (application/x-ndjson), one cut short included.",
+                   value: .integer(c.infoStreamed)),
 
             Figure(section: "sharedStore", field: "hits", kind: .counter,
                    help: "Originals found in the shared store after a local disk miss.", value: .integer(sh.hits)),

@@ -10,8 +10,34 @@ final class InfoBatch: @unchecked Sendable {
     var task: Task<[String: Result<ImageInfo, ThumbClientError>], Never>?
     /// Callers waiting that have not been cancelled; the last one to go cancels the request.
     var waiters = 0
+    /// Each source's answer as soon as its line came, and who waits for it
+    /// (`info(_:onEach:)`, `facts(of:)`): called once, with the line or at the batch's end.
+    var delivered: [String: Result<ImageInfo, ThumbClientError>] = [:]
+    var listeners: [String: [@Sendable (String, Result<ImageInfo, ThumbClientError>) -> Void]] = [:]
 
     init(sources: [String]) { self.sources = sources }
+}
+
+/// The lines of one streamed batch by item index, written on the reader's
+/// thread in the order they come, read once the body has ended.
+final class StreamedItems: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Int: Result<ImageInfo, ThumbClientError>] = [:]
+
+    /// False for an index seen before (the first line counts).
+    func put(_ index: Int, _ result: Result<ImageInfo, ThumbClientError>) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard items[index] == nil else { return false }
+        items[index] = result
+        return true
+    }
+
+    subscript(index: Int) -> Result<ImageInfo, ThumbClientError>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return items[index]
+    }
 }
 
 /// One caller's wait for a batch: ended by the batch's answers, or at once
@@ -55,9 +81,14 @@ extension ThumbClient {
     /// batches of at most `maxBatchItems`, at most `maxConcurrentBatches` in
     /// flight; a source already being looked up (by this call or another) is
     /// joined, not asked again. Each source gets its facts or its own error.
-    /// Cancelling the calling task ends its wait at once, and cancels the
-    /// batches no other caller waits for.
-    public func info(_ sources: [String]) async -> [String: Result<ImageInfo, ThumbClientError>] {
+    /// Batches are read as streams (API.md § POST /info, Streaming): `onEach`
+    /// gets each source's answer the moment its line arrives — a list lays a
+    /// row out then, not when the batch's slowest item is done. Cancelling the
+    /// calling task ends its wait at once, and cancels the batches no other
+    /// caller waits for.
+    public func info(_ sources: [String],
+                     onEach: (@Sendable (String, Result<ImageInfo, ThumbClientError>) -> Void)? = nil)
+        async -> [String: Result<ImageInfo, ThumbClientError>] {
         var seen = Set<String>()
         let unique = sources.filter { seen.insert($0).inserted }
         var waited: [ObjectIdentifier: InfoBatch] = [:]
@@ -73,6 +104,12 @@ extension ThumbClient {
         }
         let batches = Array(waited.values)
         for batch in batches { batch.waiters += 1 }
+        if let onEach {
+            for source in unique {
+                guard let batch = lookups[source] else { continue }
+                if let known = batch.delivered[source] { onEach(source, known) } else { batch.listeners[source, default: []].append(onEach) }
+            }
+        }
         // One wait per batch, which this caller's cancellation ends at once, whoever else waits.
         let waits = batches.map { batch in
             let wait = BatchWait()
@@ -91,6 +128,26 @@ extension ThumbClient {
             for (_, wait) in waits { wait.end(nil) }
             Task { await self.abandon(batches) }
         }
+    }
+
+    /// One source's facts as soon as they are known: its line of a batch in
+    /// flight (this client's `info` for many sources, a `PrefetchPlanner`'s),
+    /// or a batch of its own when none asks for it.
+    public func facts(of source: String) async -> Result<ImageInfo, ThumbClientError> {
+        if let batch = lookups[source] {
+            if let known = batch.delivered[source] { return known }
+            return await withCheckedContinuation { c in
+                batch.listeners[source, default: []].append { _, result in c.resume(returning: result) }
+            }
+        }
+        return await info([source])[source] ?? .failure(.cancelled)
+    }
+
+    /// Hands a source's answer to those waiting for its line, once.
+    private func deliver(_ batch: InfoBatch, _ source: String, _ result: Result<ImageInfo, ThumbClientError>) {
+        guard batch.delivered[source] == nil else { return }
+        batch.delivered[source] = result
+        for listener in batch.listeners.removeValue(forKey: source) ?? [] { listener(source, result) }
     }
 
     /// The facts of one source (one `GET /info`, signed when the client holds the key).
@@ -127,13 +184,38 @@ extension ThumbClient {
                 return item
             }
             infoBatchesSent += 1
-            let (data, response) = try await send(try postRequest("/info", ["items": items]))
-            guard response.statusCode == 200 else { throw ThumbClientError.from(status: response.statusCode, body: data) }
-            let answers = try Self.items(data, count: batch.sources.count)
+            var request = try postRequest("/info", ["items": items])
+            request.setValue("application/x-ndjson, application/json;q=0.5", forHTTPHeaderField: "Accept")
+            let count = batch.sources.count
+            let lines = StreamedItems()
+            // On the reader's thread, in the order lines come; handed to the actor (and so to
+            // those waiting for one source) at once, each by its own hop.
+            let reader = InfoStreamReader { [weak self] line in
+                guard let (index, result) = Self.line(line), index >= 0, index < count, lines.put(index, result) else { return }
+                Task { await self?.deliver(batch, batch.sources[index], result) }
+            }
+            let outcome = try await reader.run(request, configuration: session.configuration).get()
+            let answers: [Result<ImageInfo, ThumbClientError>]
+            if outcome.streamed {
+                // An item without its line when the body ended: the transport failed it.
+                answers = (0..<count).map { lines[$0] ?? .failure(.transport("the streamed answer ended without item \($0)")) }
+            } else {
+                guard outcome.status == 200 else { throw ThumbClientError.from(status: outcome.status, body: outcome.body) }
+                answers = try Self.items(outcome.body, count: count)
+            }
+            for (source, answer) in zip(batch.sources, answers) { deliver(batch, source, answer) }
             return Dictionary(uniqueKeysWithValues: zip(batch.sources, answers))
         } catch {
+            for source in batch.sources { deliver(batch, source, .failure(error)) }
             return Dictionary(uniqueKeysWithValues: batch.sources.map { ($0, .failure(error)) })
         }
+    }
+
+    /// One line of a streamed batch: its item's index, and its facts or error.
+    static func line(_ data: Data) -> (Int, Result<ImageInfo, ThumbClientError>)? {
+        guard var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              let index = object.removeValue(forKey: "index") as? Int else { return nil }
+        return (index, item(object))
     }
 
     /// A batch answer's items, in order: facts, or the item's own error.
@@ -142,18 +224,21 @@ extension ThumbClient {
               let items = top["items"] as? [Any], items.count == count else {
             throw .malformedAnswer("info batch answer without \(count) items")
         }
-        return items.map { item in
-            guard let object = item as? [String: Any] else { return .failure(.malformedAnswer("an item is not an object")) }
-            if let code = object["error"] as? String {
-                return .failure(.server(status: ThumbClientError.status(of: code), code: code,
-                                        message: object["message"] as? String ?? ""))
-            }
-            guard let json = try? JSONSerialization.data(withJSONObject: object),
-                  let info = try? JSONDecoder().decode(ImageInfo.self, from: json) else {
-                return .failure(.malformedAnswer("an item is neither facts nor an error"))
-            }
-            return .success(info)
+        return items.map(item)
+    }
+
+    /// One item of a batch answer: facts, or the item's own error.
+    static func item(_ item: Any) -> Result<ImageInfo, ThumbClientError> {
+        guard let object = item as? [String: Any] else { return .failure(.malformedAnswer("an item is not an object")) }
+        if let code = object["error"] as? String {
+            return .failure(.server(status: ThumbClientError.status(of: code), code: code,
+                                    message: object["message"] as? String ?? ""))
         }
+        guard let json = try? JSONSerialization.data(withJSONObject: object),
+              let info = try? JSONDecoder().decode(ImageInfo.self, from: json) else {
+            return .failure(.malformedAnswer("an item is neither facts nor an error"))
+        }
+        return .success(info)
     }
 
     private func acquireBatchSlot() async {

@@ -13,8 +13,30 @@ extension Connection {
             head.append(contentsOf: ResponseHead.continueBytes)
             body = []
         } else {
-            ResponseHead.write(outgoing.response, keepAlive: outgoing.keepAlive, date: server.dates, into: &head)
+            ResponseHead.write(outgoing.response, keepAlive: outgoing.keepAlive, date: server.dates,
+                               framing: outgoing.framing, into: &head)
             body = ResponseHead.body(of: outgoing.response)
+            framing = outgoing.framing
+        }
+    }
+
+    /// Frames the parts queued (and the body's end when `last`) as the next
+    /// piece of a streamed answer, in `head`.
+    func serializePart(last: Bool) {
+        written = 0
+        head.removeAll(keepingCapacity: true)
+        body = []
+        ResponseHead.part(queuedParts, framing: framing, last: last, into: &head)
+        if queuedParts.count > 65536 { queuedParts = [] } else { queuedParts.removeAll(keepingCapacity: true) }
+    }
+
+    /// Charges the piece `serializePart` framed, part by part, to the
+    /// pending-bytes budget; it waits for room rather than being refused. A
+    /// piece of nothing (the end of an HTTP/1.0 stream) is written at once.
+    func reservePart() {
+        if head.isEmpty { return perform(machine.writeCompleted(now: Self.now())) }
+        if machine.partRoomDecided(server.reserve(self, bytes: head.count, refusable: false)) {
+            flush(mayBeWaiting: false)
         }
     }
 

@@ -64,6 +64,10 @@ final class Connection: @unchecked Sendable {
     var head: [UInt8] = []
     var body: [UInt8] = []
     var written = 0
+    /// A streamed body's parts queued by the application and not yet framed
+    /// into a piece (HTTPServer.md, Streamed responses), and how they are framed.
+    var queuedParts: [UInt8] = []
+    var framing = BodyFraming.length
 
     init(id: Int, fd: Int32, io: IOQueue, server: HTTPServer, limits: ConnectionLimits,
          screenHead: @escaping (HTTPRequest) -> HTTPResponse?, renderError: @escaping HTTPError.Renderer) {
@@ -163,6 +167,9 @@ final class Connection: @unchecked Sendable {
         case .write(let outgoing, let reserveRoom):
             serialize(outgoing)
             if reserveRoom { reserve(outgoing) } else { flush(mayBeWaiting: false) }
+        case .writePart(let last):
+            serializePart(last: last)
+            reservePart()
         case .send: flush(mayBeWaiting: false)
         case .probePeer: probePeer()
         case .close(let cancelRequest): closeSocket(cancelRequest: cancelRequest)
@@ -252,6 +259,34 @@ final class Connection: @unchecked Sendable {
         }
     }
 
+    /// The head of a streamed answer, from any thread (through `Responder.stream`).
+    func streamReady(_ head: HTTPResponse) {
+        if io.isCurrent {
+            perform(machine.responseReady(head, now: Self.now(), streamed: true))
+        } else {
+            queue.async { self.perform(self.machine.responseReady(head, now: Self.now(), streamed: true)) }
+        }
+    }
+
+    /// A part of the streamed answer, from any thread (through
+    /// `ResponseStream`). Always by the queue, never at once: so it comes
+    /// after the head whichever thread sent that.
+    func partQueued(_ part: [UInt8]) {
+        queue.async { [self] in
+            guard !closed, machine.stream != nil else { return }
+            queuedParts += part
+            perform(machine.partQueued(now: Self.now()))
+        }
+    }
+
+    /// The end of the streamed answer, from any thread, after its parts.
+    func streamEnded() {
+        queue.async { [self] in
+            guard !closed else { return }
+            perform(machine.streamEnded(now: Self.now()))
+        }
+    }
+
     private func closeSocket(cancelRequest: Bool) {
         timer?.cancel()
         if cancelRequest {
@@ -266,6 +301,7 @@ final class Connection: @unchecked Sendable {
         io.poller.close(self, linger: !peerDone)
         head = []
         body = []
+        queuedParts = []
         server.connectionClosed(self)
     }
 }

@@ -30,6 +30,11 @@ enum ConnectionNext {
     /// budget for room for its bytes and report the answer with
     /// `roomDecided`; otherwise send it at once (as `.send`).
     case write(OutgoingResponse, reserveRoom: Bool)
+    /// Frame the parts of the streamed body queued so far (with its end
+    /// when `last`) as the next piece to write, then ask the pending-bytes
+    /// budget for room for it (never refused: it waits) and report the
+    /// answer with `partRoomDecided`.
+    case writePart(last: Bool)
     /// Write the serialized response: `writeProgressed` as the socket takes
     /// some, `writeCompleted` once it took it all.
     case send

@@ -40,6 +40,13 @@ extension ConnectionStateMachine {
         receivedEndOfStream = true
         var actions = Actions()
         switch state {
+        case .writing where stream != nil:
+            // Nothing can probe a client in the middle of a streamed body (a
+            // bare `100 Continue` would corrupt it), and one that streams for
+            // long has no reason to half-close: its end of stream is taken as
+            // its going, so the work it asked for stops (HTTPServer.md,
+            // Streamed responses).
+            close(&actions)
         case .closed, .writing:
             // A response going out ends the connection after it unless a
             // request already here follows (`writeCompleted`).

@@ -31,6 +31,10 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// `.none` unless `state` is `.writing`. Set only by the events here and
     /// in ConnectionStateMachine+Room.swift.
     var room = Room.none
+    /// The streamed body of the response being written; nil when the response
+    /// is whole. Set by the events in ConnectionStateMachine+Stream.swift,
+    /// `responseReady` and `close`.
+    var stream: StreamProgress?
     private var limits: Limits
     private var parser: RequestParser
     /// Set by the events in ConnectionStateMachine+Ending.swift only.
@@ -49,7 +53,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     private var lookahead: RequestParser.Event?
 
     /// When the connection times out (nil: no timeout runs), and what for.
-    private var deadline: Instant?
+    var deadline: Instant?
     private var deadlineKind = ConnectionDeadline.head
     /// When the driver's timer is due (nil: not scheduled); see `timerToSchedule(now:)`.
     private var timerFiresAt: Instant?
@@ -101,12 +105,22 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         return actions
     }
 
-    /// The handler answered the request in flight.
-    mutating func responseReady(_ response: HTTPResponse, now: Instant) -> Actions {
+    /// The handler answered the request in flight. `streamed`: only the head
+    /// is here; its body follows in parts (`partQueued`, `streamEnded`).
+    mutating func responseReady(_ response: HTTPResponse, now: Instant, streamed: Bool = false) -> Actions {
         guard case .handling(let flight) = state else { return Actions() }
         var response = response
         if flight.method == "HEAD" { response.omitBody = true }
         var keepAlive = flight.keepAlive
+        var framing = BodyFraming.length
+        if streamed {
+            response.body = []
+            // HTTP/1.0 has no chunks: the body ends with the connection.
+            framing = flight.takesInterim ? .chunked : .close
+            if framing == .close { keepAlive = false }
+            // A HEAD gets the head alone: no part follows it.
+            stream = response.omitBody ? nil : StreamProgress(framing: framing)
+        }
         if closesWhenAnswered && keepAlive {
             // A draining connection, or one whose client ended its input,
             // closes once nothing fully received is left to answer: it stays
@@ -118,8 +132,9 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         armDeadline(.send, now: now)
         let elapsed = requestStartedAt.map { max(.zero, $0.duration(to: now)) } ?? .zero
         var actions = Actions(timer: timerToSchedule(now: now))
-        write(OutgoingResponse(response: response, keepAlive: keepAlive, method: flight.method, path: flight.path),
-              elapsed: elapsed, &actions)
+        var outgoing = OutgoingResponse(response: response, keepAlive: keepAlive, method: flight.method, path: flight.path)
+        outgoing.framing = framing
+        write(outgoing, elapsed: elapsed, &actions)
         return actions
     }
 
@@ -141,6 +156,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// The socket took the whole response.
     mutating func writeCompleted(now: Instant) -> Actions {
         guard case .writing(let flight, let closeAfter) = state else { return Actions() }
+        if stream != nil, room != .refused, let actions = streamPieceWritten(now: now) { return actions }
         let finished = room
         room = .none
         var actions = Actions(requestFinished: flight != nil)
@@ -266,6 +282,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
         }
         state = .closed
         isClosed = true
+        stream = nil
         deadline = nil
         lookahead = nil
         // Credited back whichever way the response ends: the driver releases
@@ -281,13 +298,13 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// the pending-bytes budget once its size is known (the driver asks and
     /// reports `roomDecided`); `100 Continue` (25 bytes between a head and its
     /// body) is not a response: it is not charged and goes at once.
-    private mutating func write(_ outgoing: OutgoingResponse, elapsed: Duration = .zero, _ actions: inout Actions) {
+    mutating func write(_ outgoing: OutgoingResponse, elapsed: Duration = .zero, _ actions: inout Actions) {
         room = outgoing.isInterim ? .none : .unreserved
         responseElapsed = elapsed
         actions.next = .write(outgoing, reserveRoom: !outgoing.isInterim)
     }
 
-    private mutating func armDeadline(_ kind: ConnectionDeadline, now: Instant) {
+    mutating func armDeadline(_ kind: ConnectionDeadline, now: Instant) {
         deadlineKind = kind
         switch kind {
         case .head: deadline = now.advanced(by: limits.requestTimeout)
@@ -305,7 +322,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
     /// at once. Invariant: the timer fires no later than `deadline`.
     /// Returned as the time from `now` to the deadline: what the driver's
     /// timer takes, and a plain `Duration` keeps `Actions` free of the clock.
-    private mutating func timerToSchedule(now: Instant) -> Duration? {
+    mutating func timerToSchedule(now: Instant) -> Duration? {
         guard let deadline else { return nil }
         if let firesAt = timerFiresAt, firesAt <= deadline { return nil }
         timerFiresAt = deadline
@@ -314,7 +331,7 @@ struct ConnectionStateMachine<C: Clock> where C.Duration == Duration {
 }
 
 /// What happens when a connection's deadline passes.
-private enum ConnectionDeadline {
+enum ConnectionDeadline {
     /// The head (or an announced body) did not arrive: 408.
     case head
     /// No next request on a kept-alive connection: close.

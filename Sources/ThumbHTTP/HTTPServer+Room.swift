@@ -22,8 +22,11 @@ extension HTTPServer {
     /// progress for `stalledForRoom` are closed to make that room, now (done
     /// here) or as they stall. `.refuse`: no room to wait either; answer
     /// `HTTPError.noRoomForResponse` instead.
-    func reserve(_ connection: Connection, bytes: Int) -> RoomDecision {
-        let decision = pending.withLock { $0.reserve(id: connection.id, bytes: bytes, now: Connection.now()) }
+    /// `refusable` false (a part of a streamed answer): it waits rather than being refused.
+    func reserve(_ connection: Connection, bytes: Int, refusable: Bool = true) -> RoomDecision {
+        let decision = pending.withLock {
+            $0.reserve(id: connection.id, bytes: bytes, now: Connection.now(), refusable: refusable)
+        }
         if case .wait(let evict) = decision {
             closeForRoom(evict)
             roomQueue.async { [self] in scheduleEvictionCheck() }

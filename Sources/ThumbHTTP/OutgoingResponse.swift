@@ -9,6 +9,9 @@ struct OutgoingResponse {
     var keepAlive: Bool
     /// `100 Continue`: a bare status line, not a response (not logged, counted or charged).
     var isInterim = false
+    /// How the body is delimited: by `Content-Length`, or (a streamed
+    /// response) by chunks, or by the connection's close for HTTP/1.0.
+    var framing = BodyFraming.length
     /// `-` for the server's own errors.
     var method: String
     var path: String
@@ -31,4 +34,14 @@ struct OutgoingResponse {
     init(error: HTTPResponse) {
         self.init(response: error, keepAlive: false, method: "-", path: "-")
     }
+}
+
+/// How a response's body is delimited on the wire.
+enum BodyFraming: UInt8 {
+    /// `Content-Length`: the body is known whole.
+    case length
+    /// `Transfer-Encoding: chunked`: a streamed body to an HTTP/1.1 client.
+    case chunked
+    /// Neither: a streamed body to an HTTP/1.0 client ends with the connection.
+    case close
 }

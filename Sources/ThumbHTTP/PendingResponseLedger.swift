@@ -67,15 +67,18 @@ struct PendingResponseLedger<C: Clock> where C.Duration == Duration {
         self.staleAfter = staleAfter
     }
 
-    /// Asks to queue a `bytes`-long response on connection `id`.
-    mutating func reserve(id: Int, bytes: Int, now: Instant) -> Decision {
+    /// Asks to queue a `bytes`-long response on connection `id`. Not
+    /// `refusable` (a part of a streamed answer, which cannot become a `503`
+    /// once its head is out): it waits in line whatever the line holds; its
+    /// size is the application's to bound.
+    mutating func reserve(id: Int, bytes: Int, now: Instant, refusable: Bool = true) -> Decision {
         if admissible(bytes, ahead: waitingTotal) {
             charge(id: id, bytes: bytes, now: now)
             return .write
         }
         // Alone in line, a response larger than the budget may wait: it
         // gets through when nothing else is charged.
-        guard waiting.isEmpty || waitingTotal + bytes <= limit else {
+        guard !refusable || waiting.isEmpty || waitingTotal + bytes <= limit else {
             refusals += 1
             return .refuse
         }

@@ -20,6 +20,18 @@ public final class Responder: Sendable {
         connection?.responseReady(response)
     }
 
+    /// Sends `head` (its body ignored) and returns the stream its body goes
+    /// out through, in parts (`ResponseStream`). Counts as the answer: a
+    /// later `respond` or `stream` is ignored, and then the stream returned
+    /// drops what it is given.
+    public func stream(_ head: HTTPResponse) -> ResponseStream {
+        guard !answered.exchange(true, ordering: .acquiringAndReleasing) else {
+            return ResponseStream(connection: nil, responder: nil)
+        }
+        connection?.streamReady(head)
+        return ResponseStream(connection: connection, responder: self)
+    }
+
     /// True once the connection is closed: nobody will read the answer.
     public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 

@@ -11,7 +11,8 @@ enum ResponseHead {
     /// Appends the head to `out`, which a connection reuses between responses:
     /// building it as a String by interpolation and converting cost about six
     /// allocations per response, a new array one.
-    static func write(_ response: HTTPResponse, keepAlive: Bool, date: HTTPDate, into out: inout [UInt8]) {
+    static func write(_ response: HTTPResponse, keepAlive: Bool, date: HTTPDate, framing: BodyFraming = .length,
+                      into out: inout [UInt8]) {
         out.reserveCapacity(out.count + 160 + response.headers.count * 48 + response.preparedFields.count)
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(response.status, to: &out)
@@ -21,7 +22,9 @@ enum ResponseHead {
         out.append(contentsOf: date.now().utf8)
         out.append(contentsOf: "\r\nServer: thumbd\r\n".utf8)
         // A 304 describes a representation it does not carry: no Content-Length.
-        if response.status != 304 {
+        if framing == .chunked {
+            out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+        } else if response.status != 304 && framing == .length {
             out.append(contentsOf: "Content-Length: ".utf8)
             appendDecimal(response.body.count, to: &out)
             out.append(contentsOf: "\r\n".utf8)
@@ -44,6 +47,20 @@ enum ResponseHead {
     /// The bytes after the head: none for HEAD (`omitBody`) and 304.
     static func body(of response: HTTPResponse) -> [UInt8] {
         response.omitBody || response.status == 304 ? [] : response.body
+    }
+
+    /// One part of a streamed body as it goes on the wire: a chunk (its size
+    /// in hex, the bytes, CRLF), or the bytes bare (`.close`); with `last`,
+    /// the chunked body's end (`0` CRLF CRLF) after it.
+    static func part(_ bytes: [UInt8], framing: BodyFraming, last: Bool, into out: inout [UInt8]) {
+        guard framing == .chunked else { return out.append(contentsOf: bytes) }
+        if !bytes.isEmpty {
+            out.append(contentsOf: String(bytes.count, radix: 16).utf8)
+            out.append(contentsOf: "\r\n".utf8)
+            out.append(contentsOf: bytes)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        if last { out.append(contentsOf: "0\r\n\r\n".utf8) }
     }
 
     private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -158,7 +159,7 @@ import ThumbTestSupport
         try await ClientTestDaemon.with { d in
             let client = d.client()
             // Rows 0…5: even rows show the quick cat, odd rows a source the origin answers after 2 s.
-            let planner = PrefetchPlanner<Int>(client: client) { row in
+            let planner = PrefetchPlanner<Int>(client: client, maxConcurrentPrefetches: 4) { row in
                 ThumbnailSpec(source: d.origin.url(row % 2 == 0 ? "/cat.jpg?row=\(row)" : "/slow.jpg?row=\(row)"),
                               width: 40, height: 40, scale: 2, fit: .cover)
             }
@@ -188,6 +189,68 @@ import ThumbTestSupport
             #expect(d.daemon.service.statistics.counters.infoBatchItems == 4)
         }
     }
+}
+
+/// The streamed `/info` as a list reads it, and visible rows ahead of prefetched ones
+/// (issue 38), against a real thumbd and a gated loopback origin.
+@Suite(.serialized) struct FirstScreenClientTests {
+    @Test func eachSourcesFactsComeWithItsLineNotTheBatchsEnd() async throws {
+        let gated = try GatedOrigin()
+        defer { gated.stop() }
+        try await ClientTestDaemon.with { d in
+            let client = d.client()
+            let quick = d.origin.url("/cat.jpg"), held = gated.url("/held.jpg")
+            let early = Mutex<[String]>([])
+            let all = Task {
+                await client.info([held, quick]) { source, answer in
+                    if case .success = answer { early.withLock { $0.append(source) } }
+                }
+            }
+            #expect(await eventuallyAsync { gated.waiting == 1 }, "the batch is in flight")
+            // One source's facts, awaited alone, while the other item of its batch is still held.
+            let facts = await client.facts(of: quick)
+            #expect((try? facts.get())?.width == 640)
+            #expect(gated.waiting == 1 && early.withLock { $0 } == [quick], "delivered before the batch ended")
+            gated.open()
+            let answers = await all.value
+            #expect((try? answers[held]?.get())?.format == "jpeg" && early.withLock { $0 }.count == 2)
+            #expect(await client.infoBatchesSent == 1, "facts(of:) joined the batch in flight")
+            #expect(InfoStats.streamed(d) == 1)
+        }
+    }
+
+    @Test func visibleRowsNeverWaitBehindPrefetches() async throws {
+        let gated = try GatedOrigin()
+        defer { gated.stop() }
+        try await ClientTestDaemon.with { d in
+            let client = d.client()
+            let planner = PrefetchPlanner<Int>(client: client, maxConcurrentPrefetches: 2) { row in
+                ThumbnailSpec(source: gated.url("/row\(row).jpg"), width: 40, height: 40, scale: 2, fit: .cover)
+            }
+            await planner.rowsWillAppear(Array(0..<6))
+            #expect(await planner.started == [0, 1], "two prefetches at a time; four wait")
+            // Row 5 becomes visible: its request starts now, though both prefetch slots are held.
+            let visible = Task { await planner.thumbnail(for: 5) }
+            #expect(await eventuallyAsync { await planner.started == [0, 1, 5] })
+            gated.open()
+            #expect((try? await visible.value.get())?.width == 80)
+            for row in 0..<5 { #expect((try? await planner.thumbnail(for: row).get())?.width == 80, "row \(row)") }
+            #expect(await planner.peakPrefetches == 2)
+            #expect(await planner.started.count == 6, "every row asked once")
+        }
+    }
+}
+
+private func eventuallyAsync(_ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<400 {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(25))
+    }
+    return false
+}
+
+private enum InfoStats {
+    static func streamed(_ d: ClientTestDaemon) -> Int { d.daemon.service.statistics.counters.infoStreamed }
 }
 
 /// The example runs a list page against a real thumbd, as a reader would.

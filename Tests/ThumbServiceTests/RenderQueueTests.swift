@@ -78,6 +78,30 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         #expect(running.withLock { $0.most } == 2, "never more than half the workers on facts")
     }
 
+    /// Facts go ahead of every render waiting at their priority (issue 38: a
+    /// list's rows lay out from the facts before any thumbnail shows), in
+    /// their own order; a facts job still waiting can be withdrawn (a render
+    /// of its source computes the facts anyway), one already running not.
+    @Test func factsJobsGoAheadOfWaitingRendersAndMayBeWithdrawn() throws {
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder()
+        try queue.submit(cost: 1) { gate.wait(); done.signal() }
+        #expect(waitUntil { queue.statistics.active == 1 })
+        try queue.submit(cost: 1, recorder.job("render 1", done))
+        try queue.submit(cost: 1, recorder.job("render 2", done))
+        try queue.submit(cost: 1, kind: .facts, recorder.job("facts 1", done))
+        let withdrawn = try queue.submit(cost: 1, kind: .facts, recorder.job("facts 2", done))
+        try queue.submit(cost: 1, kind: .facts, recorder.job("facts 3", done))
+        #expect(queue.withdraw(withdrawn) && !queue.withdraw(withdrawn), "out of the queue once")
+        #expect(queue.statistics.queued == 4)
+        gate.open()
+        for _ in 0..<5 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(recorder.order == ["facts 1", "facts 3", "render 1", "render 2"])
+    }
+
     /// One worker: facts jobs may take it (at least one), in order with the renders.
     @Test func withOneWorkerFactsJobsStillRun() throws {
         let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 1000)

@@ -103,6 +103,35 @@ public final class TestClient {
         return Response(status: status, headers: headers, body: body)
     }
 
+    /// Reads one chunk of a chunked body (after `readResponse(head: true)`):
+    /// its bytes, empty for the last chunk (whose trailer section is read
+    /// too); nil when the connection closed (or timed out) first, or the
+    /// framing is wrong.
+    public func readChunk() -> [UInt8]? {
+        var lineEnd: Int?
+        while lineEnd == nil {
+            if let r = buffer.firstRange(of: Array("\r\n".utf8)) { lineEnd = r.lowerBound; break }
+            guard fill() else { return nil }
+        }
+        let sizeText = String(decoding: buffer[0..<lineEnd!], as: UTF8.self)
+        guard let size = Int(sizeText, radix: 16) else { return nil }
+        let start = lineEnd! + 2
+        let needed = size == 0 ? start + 2 : start + size + 2
+        while buffer.count < needed { guard fill() else { return nil } }
+        guard buffer[needed - 2] == UInt8(ascii: "\r"), buffer[needed - 1] == UInt8(ascii: "\n") else { return nil }
+        let chunk = Array(buffer[start..<(start + size)])
+        buffer.removeFirst(needed)
+        return chunk
+    }
+
+    /// Everything until the server closes the connection (a body delimited
+    /// by the close), after what `readResponse` left buffered.
+    public func readToEnd() -> [UInt8] {
+        while fill() {}
+        defer { buffer = [] }
+        return buffer
+    }
+
     /// True when the server closed the connection (EOF within the timeout).
     public func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0

@@ -19,10 +19,13 @@ import ThumbRender
 /// Prefetch jobs run only when no live job waits, and have their own queue, so
 /// they can never make a live request get a 503.
 ///
-/// Facts jobs (`/info`'s probes and canonical decodes) hold at most half the
-/// workers (at least one): past that, a render waiting behind them starts on a
-/// free worker, so a `POST /info` of a thousand heavy sources cannot keep a
-/// live thumbnail waiting until the batch answers (issue 34).
+/// Facts jobs (`/info`'s probes and canonical decodes) go ahead of every render
+/// waiting at their priority — a list lays its rows out from the facts before
+/// any thumbnail can show (issue 38) — and hold at most half the workers (at
+/// least one): past that, a render waiting behind them starts on a free worker,
+/// so a `POST /info` of a thousand heavy sources cannot keep a live thumbnail
+/// waiting until the batch answers (issue 34). Each priority so has two lines,
+/// facts and renders, each in its own order.
 public final class RenderQueue: Sendable {
     public enum Priority: Sendable { case live, prefetch }
     /// What a job computes: a render, or an original's facts (capped at half the workers).
@@ -56,6 +59,9 @@ public final class RenderQueue: Sendable {
     private struct State {
         var live = FIFO<Job>()
         var prefetch = FIFO<Job>()
+        /// Facts jobs, ahead of the renders of their priority (`live`, `prefetch`).
+        var liveFacts = FIFO<Job>()
+        var prefetchFacts = FIFO<Job>()
         var nextID = 0
         var active = 0
         /// Facts jobs running now (at most `maxFacts`).
@@ -157,15 +163,16 @@ public final class RenderQueue: Sendable {
             }
             s.nextID += 1
             let job = Job(id: s.nextID, cost: cost, kind: kind, work: work)
+            let isFacts = kind == .facts
             switch (priority, ahead) {
-            case (.live, true): s.live.prepend(job)
-            case (.prefetch, true): s.prefetch.prepend(job)
+            case (.live, true): isFacts ? s.liveFacts.prepend(job) : s.live.prepend(job)
+            case (.prefetch, true): isFacts ? s.prefetchFacts.prepend(job) : s.prefetch.prepend(job)
             case (.live, false):
-                guard s.live.count < s.maxQueue else { return .failure(.overloaded) }
-                s.live.append(job)
+                guard s.live.count + s.liveFacts.count < s.maxQueue else { return .failure(.overloaded) }
+                isFacts ? s.liveFacts.append(job) : s.live.append(job)
             case (.prefetch, false):
-                guard s.prefetch.count < s.maxPrefetch else { return .failure(.overloaded) }
-                s.prefetch.append(job)
+                guard s.prefetch.count + s.prefetchFacts.count < s.maxPrefetch else { return .failure(.overloaded) }
+                isFacts ? s.prefetchFacts.append(job) : s.prefetch.append(job)
             }
             return .success(job.id)
         }
@@ -179,11 +186,25 @@ public final class RenderQueue: Sendable {
     /// admitted already, so `maxQueue` does not apply.
     public func promote(_ id: Int) {
         let moved = state.withLock { s in
-            guard let job = s.prefetch.remove(where: { $0.id == id }) else { return false }
-            s.live.append(job)
+            if let job = s.prefetch.remove(where: { $0.id == id }) {
+                s.live.append(job)
+            } else if let job = s.prefetchFacts.remove(where: { $0.id == id }) {
+                s.liveFacts.append(job)
+            } else {
+                return false
+            }
             return true
         }
         if moved { wakeWorkers() }
+    }
+
+    /// Takes a job out of the queue before it starts, and says whether it
+    /// did: a render of the same source that will compute the facts anyway
+    /// withdraws a facts job still waiting (one job serves both).
+    public func withdraw(_ id: Int) -> Bool {
+        state.withLock { s in
+            s.liveFacts.remove(where: { $0.id == id }) != nil || s.prefetchFacts.remove(where: { $0.id == id }) != nil
+        }
     }
 
     /// How long the longest-running job has been running, nil when none runs.
@@ -220,7 +241,8 @@ public final class RenderQueue: Sendable {
 
     public var statistics: Statistics {
         state.withLock { s in
-            Statistics(active: s.active, queued: s.live.count + s.prefetch.count, memoryInUse: s.memoryInUse)
+            Statistics(active: s.active, queued: s.live.count + s.prefetch.count + s.liveFacts.count + s.prefetchFacts.count,
+                       memoryInUse: s.memoryInUse)
         }
     }
 
@@ -233,32 +255,23 @@ public final class RenderQueue: Sendable {
             let (idle, committed, jobBudget) = (s.active == 0, s.memoryInUse + s.held, s.jobBudget)
             func fits(_ job: Job) -> Bool { idle || committed + job.cost <= jobBudget }
             let factsFull = s.factsActive >= maxFacts
-            /// With the facts jobs' share taken, the queue as its renders alone see it: the first
-            /// render, taken when it fits (renders keep their order among themselves).
-            func firstRender(_ queue: inout FIFO<Job>) -> Job? {
-                var seen = false
-                return queue.remove { job in
-                    guard job.kind == .render, !seen else { return false }
-                    seen = true
-                    return fits(job)
-                }
+            let (smallCost, room, largeRunning) = (s.smallCost, s.jobBudget - s.memoryInUse - s.held, !s.largeRunning.isEmpty)
+            /// One priority's next job: its first facts job while their share allows, else its
+            /// first render, taken when it fits; while a large render runs, a small job that fits
+            /// the memory left may pass a head that does not.
+            func next(_ facts: inout FIFO<Job>, _ renders: inout FIFO<Job>) -> Job? {
+                let factsHead = factsFull ? nil : facts.first
+                guard let head = factsHead ?? renders.first else { return nil }
+                if fits(head) { return factsHead != nil ? facts.popFirst() : renders.popFirst() }
+                guard largeRunning else { return nil }
+                let small: (Job) -> Bool = { $0.cost <= smallCost && $0.cost <= room }
+                return (factsFull ? nil : facts.remove(where: small)) ?? renders.remove(where: small)
             }
             var job: Job?
-            if let head = s.live.first {
-                if factsFull && head.kind == .facts {
-                    job = firstRender(&s.live)
-                } else if fits(head) {
-                    job = s.live.popFirst()
-                } else if !s.largeRunning.isEmpty {
-                    let (smallCost, room) = (s.smallCost, s.jobBudget - s.memoryInUse - s.held)
-                    job = s.live.remove { $0.cost <= smallCost && $0.cost <= room && !(factsFull && $0.kind == .facts) }
-                }
-            } else if let head = s.prefetch.first {
-                if factsFull && head.kind == .facts {
-                    job = firstRender(&s.prefetch)
-                } else if fits(head) {
-                    job = s.prefetch.popFirst()
-                }
+            if !s.live.isEmpty || !s.liveFacts.isEmpty {
+                job = next(&s.liveFacts, &s.live)
+            } else {
+                job = next(&s.prefetchFacts, &s.prefetch)
             }
             if let job {
                 s.started += 1
@@ -295,7 +308,8 @@ public final class RenderQueue: Sendable {
                 s.largeRunning.remove(job.id)
                 if job.kind == .facts { s.factsActive -= 1 }
                 s.running[job.id] = nil
-                return (s.active == 0 && s.live.isEmpty && s.prefetch.isEmpty ? s.started : nil, grantHolds(&s))
+                let empty = s.live.isEmpty && s.prefetch.isEmpty && s.liveFacts.isEmpty && s.prefetchFacts.isEmpty
+                return (s.active == 0 && empty ? s.started : nil, grantHolds(&s))
             }
             for (hold, then) in granted { then(hold) }
             // Freed memory may let a waiting job start on another worker.

@@ -25,6 +25,8 @@ public struct ServiceCounters: Equatable, Sendable {
     public var infoBatchItems = 0
     /// Sources of batch items whose work stopped because nobody waited any more (`info.abandoned`).
     public var infoAbandoned = 0
+    /// `POST /info` batches answered as a stream of lines (`info.streamed`), one cut short included.
+    public var infoStreamed = 0
 }
 
 /// `ServiceCounters` behind a lock, shared by reference between the service

@@ -14,6 +14,22 @@ extension ThumbnailService {
         if let batchItems { counters.withLock { $0.infoBatchItems += batchItems } }
     }
 
+    /// Counts a `POST /info` answered as a stream of lines (`info.streamed`).
+    public func countInfoStreamed() {
+        counters.withLock { $0.infoStreamed += 1 }
+    }
+
+    /// What memory already says of a source: its facts, or a failure
+    /// remembered (the negative cache, a host no longer allowed); nil when
+    /// only `info(_:completion:)` can tell. A streamed batch writes these
+    /// lines first (API.md § POST /info, Streaming).
+    public func rememberedInfo(_ request: InfoRequest) -> Result<SourceInfo, ServiceError>? {
+        if let refused = hostRefusal(host: request.sourceHost) { return .failure(refused) }
+        if case .info(let answer)? = memory.get(.info(url: request.sourceURL)) { return .success(answer) }
+        if let failure = negative.lookup(request.sourceURL) { return .failure(failure) }
+        return nil
+    }
+
     /// The hot path: the answer when it is in memory and the source's host
     /// still allowed; nil otherwise (then `info(_:completion:)` answers).
     public func cachedInfo(_ request: InfoRequest) -> SourceInfo? {
@@ -137,6 +153,7 @@ extension ThumbnailService {
             // The flight first: a job id recorded after this sees it closed (see below).
             factsFlights.complete(url, with: result)
             if background { backgroundFacts.withLock { $0[url] = nil } }
+            queuedFacts.withLock { $0[url] = nil }
         }
         // Neither refusal of the queue is remembered: overload is momentary, and a cost over
         // the budget depends on the configuration (as for renders).
@@ -152,6 +169,7 @@ extension ThumbnailService {
         let sha = original.metadata.sha256
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let id = submitInfoJob(cost: admitted, priority: priority, ahead: false, refused) { [self] in
+            queuedFacts.withLock { $0[url] = nil }   // started: no render can withdraw it now
             // Everyone waiting is a batch that has answered: nothing to compute (a background
             // job's own waiter is never deserted). The flight's waiters end or start over.
             if factsFlights.abandonIfDeserted(url) { return }
@@ -198,6 +216,22 @@ extension ThumbnailService {
                 if factsFlights.isInFlight(url) { table[url] = id }
             }
         }
+        if let id {
+            queuedFacts.withLock { table in
+                if factsFlights.isInFlight(url) { table[url] = id }
+            }
+        }
+    }
+
+    /// Takes the facts job of `url` out of the queue if it still waits
+    /// there, and says whether it did: the caller, a render that computes
+    /// the facts anyway, then completes their flight (one job serves both,
+    /// API.md § POST /info).
+    func withdrawQueuedFacts(_ url: String) -> Bool {
+        guard let id = queuedFacts.withLock({ $0[url] }), renders.withdraw(id) else { return false }
+        queuedFacts.withLock { if $0[url] == id { $0[url] = nil } }
+        backgroundFacts.withLock { if $0[url] == id { $0[url] = nil } }
+        return true
     }
 
     /// One job on the render queue; a full queue (or a cost over the whole

@@ -163,8 +163,10 @@ extension ThumbnailService {
         let output: RenderOutput
         let url = request.sourceURL, sha = original.metadata.sha256
         do throws(ServiceError) {
-            // Claimed here, on the render thread, and settled before it returns: no path leaves the flight open.
-            if facts == .inline, factsFlights.join(url, { _ in }) {
+            // Claimed here, on the render thread, and settled before it returns: no path leaves the
+            // flight open. A flight whose facts job still waits in the queue is claimed too: that
+            // job is withdrawn, and this render serves both.
+            if facts == .inline, factsFlights.join(url, { _ in }) || withdrawQueuedFacts(url) {
                 if let known = knownFacts(url: url, original) {
                     // Kept by another route since this render looked: used, not computed again.
                     factsFlights.complete(url, with: .success(known))

@@ -46,6 +46,9 @@ public final class ThumbnailService: Sendable {
     /// The waiting prefetch-priority job of a first render's deferred facts,
     /// by source URL, so an `/info` that joins them can promote it.
     let backgroundFacts = Mutex<[String: Int]>([:])
+    /// The queued first job of each facts computation, by source URL, while it waits: a render of
+    /// the source that computes the facts anyway withdraws it and serves both (`withdrawQueuedFacts`).
+    let queuedFacts = Mutex<[String: Int]>([:])
     /// Disk store look-ups and renames of downloaded originals; downloads
     /// themselves hold no thread here, and nothing is decoded or probed here.
     private let fetchQueue: DispatchQueue
