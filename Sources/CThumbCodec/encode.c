@@ -30,18 +30,24 @@ static int deadline_passed(char *message, size_t message_size) {
     return THUMBD_DEADLINE;
 }
 
-int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quality,
-                       thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size) {
+int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha,
+                       const thumbd_webp_settings *settings, thumbd_deadline deadline,
+                       void **out, size_t *out_length, char *message, size_t message_size) {
     *out = NULL;
     *out_length = 0;
     WebPConfig config;
-    if (!WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, (float)quality)) {
+    if (!WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, settings->quality)) {
         thumbd_set_message(message, message_size, "libwebp version mismatch");
         return THUMBD_FAILED;
     }
     config.alpha_compression = 1;   // alpha plane compressed losslessly…
     config.alpha_quality = 100;     // …and not pre-quantised (API.md § Output: alpha is lossless)
-    config.method = 4;
+    config.method = settings->method;
+    if (settings->filter_strength >= 0) config.filter_strength = settings->filter_strength;
+    config.filter_sharpness = settings->filter_sharpness;
+    if (settings->sns_strength >= 0) config.sns_strength = settings->sns_strength;
+    if (settings->segments >= 1) config.segments = settings->segments;
+    config.use_sharp_yuv = settings->sharp_yuv ? 1 : 0;
     WebPPicture picture;
     if (!WebPValidateConfig(&config) || !WebPPictureInit(&picture)) {
         thumbd_set_message(message, message_size, "invalid WebP configuration");
@@ -49,6 +55,8 @@ int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int ha
     }
     picture.width = (int)width;
     picture.height = (int)height;
+    // Sharp YUV converts from ARGB inside WebPEncode: import as ARGB, not straight to YUV.
+    picture.use_argb = settings->sharp_yuv ? 1 : 0;
     // RGBX drops the alpha byte, so an opaque bitmap gets no ALPH chunk.
     int ok = has_alpha ? WebPPictureImportRGBA(&picture, rgba, (int)width * 4)
                        : WebPPictureImportRGBX(&picture, rgba, (int)width * 4);
@@ -82,18 +90,35 @@ static int avif_failed(avifResult result, char *message, size_t message_size) {
     return result == AVIF_RESULT_OUT_OF_MEMORY ? THUMBD_NO_MEMORY : THUMBD_FAILED;
 }
 
-int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quantizer,
-                       int speed, thumbd_deadline deadline, void **out, size_t *out_length,
-                       char *message, size_t message_size) {
+// Hands "key=value;key=value" to libavif, which passes them to the codec
+// when it opens (an unknown key fails the encode there, with the codec's message).
+static int set_codec_options(avifEncoder *encoder, const char *options) {
+    if (!options || !*options) return 1;
+    char *copy = strdup(options), *rest = copy, *pair;
+    if (!copy) return 0;
+    while ((pair = strtok_r(rest, ";", &rest))) {
+        char *equals = strchr(pair, '=');
+        if (!equals) continue;
+        *equals = 0;
+        avifEncoderSetCodecSpecificOption(encoder, pair, equals + 1);
+    }
+    free(copy);
+    return 1;
+}
+
+int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha,
+                       const thumbd_avif_settings *settings, thumbd_deadline deadline,
+                       void **out, size_t *out_length, char *message, size_t message_size) {
     *out = NULL;
     *out_length = 0;
     // libavif 0.11 has no progress or cancel hook: once avifEncoderWrite runs,
-    // it runs to the end (aom at speed 9 on a bitmap of at most
-    // maxOutputDimension² pixels). Only a deadline already passed stops it.
+    // it runs to the end (on a bitmap of at most maxOutputDimension² pixels).
+    // Only a deadline already passed stops it.
     if (thumbd_deadline_passed(deadline)) return deadline_passed(message, message_size);
-    avifImage *image = avifImageCreate((int)width, (int)height, 8, AVIF_PIXEL_FORMAT_YUV420);
+    avifImage *image = avifImageCreate((int)width, (int)height, 8,
+                                       settings->yuv444 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
     avifEncoder *encoder = avifEncoderCreate();
-    if (!image || !encoder) {
+    if (!image || !encoder || !set_codec_options(encoder, settings->options)) {
         if (image) avifImageDestroy(image);
         if (encoder) avifEncoderDestroy(encoder);
         thumbd_set_message(message, message_size, "out of memory");
@@ -114,12 +139,20 @@ int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int ha
     avifResult result = avifImageRGBToYUV(image, &rgb);
     avifRWData output = AVIF_DATA_EMPTY;
     if (result == AVIF_RESULT_OK) {
-        encoder->codecChoice = AVIF_CODEC_CHOICE_AOM;
+        encoder->codecChoice = settings->codec == THUMBD_AV1_SVT ? AVIF_CODEC_CHOICE_SVT
+                             : settings->codec == THUMBD_AV1_RAV1E ? AVIF_CODEC_CHOICE_RAV1E : AVIF_CODEC_CHOICE_AOM;
         encoder->maxThreads = 1;
-        encoder->speed = speed;
-        encoder->minQuantizer = encoder->maxQuantizer = quantizer;
-        // Alpha is kept losslessly, as in WebP: a soft edge must not band.
-        encoder->minQuantizerAlpha = encoder->maxQuantizerAlpha = AVIF_QUANTIZER_LOSSLESS;
+        encoder->speed = settings->speed;
+        encoder->minQuantizer = encoder->maxQuantizer = settings->quantizer;
+        if (settings->adaptive_quantizer && settings->codec == THUMBD_AV1_AOM) {
+            char level[8];
+            snprintf(level, sizeof level, "%d", settings->quantizer);
+            encoder->minQuantizer = AVIF_QUANTIZER_BEST_QUALITY;
+            encoder->maxQuantizer = AVIF_QUANTIZER_WORST_QUALITY;
+            avifEncoderSetCodecSpecificOption(encoder, "end-usage", "q");
+            avifEncoderSetCodecSpecificOption(encoder, "cq-level", level);
+        }
+        encoder->minQuantizerAlpha = encoder->maxQuantizerAlpha = settings->alpha_quantizer;
         result = avifEncoderWrite(encoder, image, &output);
     }
     int status = result == AVIF_RESULT_OK

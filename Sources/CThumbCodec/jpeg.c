@@ -306,8 +306,22 @@ void thumbd_jpeg_use_cmyk_profile(thumbd_jpeg_decoder *d, thumbd_icc *icc) {
     if (d->cmyk) d->cmyk_profile = icc;
 }
 
-int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality, thumbd_deadline deadline,
-                       void **out, size_t *out_length, char *message, size_t message_size) {
+// N. Robidoux's table (ImageMagick's "Robidoux" quantization tables, MozJPEG's
+// default set 3), natural order, for luminance and chrominance alike.
+static const unsigned int robidoux_table[64] = {
+    16, 16, 16, 18, 25, 37, 56, 85,
+    16, 17, 20, 27, 34, 40, 53, 75,
+    16, 20, 24, 31, 43, 62, 91, 135,
+    18, 27, 31, 40, 53, 74, 106, 156,
+    25, 34, 43, 53, 69, 94, 131, 189,
+    37, 40, 62, 74, 94, 124, 169, 238,
+    56, 53, 91, 106, 131, 169, 226, 311,
+    85, 75, 135, 156, 189, 238, 311, 418,
+};
+
+int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, const thumbd_jpeg_settings *settings,
+                       thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size) {
+    const int quality = settings->quality < 1 ? 1 : settings->quality > 100 ? 100 : settings->quality;
     struct jpeg_compress_struct cinfo;
     shim_error err;
     shim_progress progress;
@@ -336,6 +350,15 @@ int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int qu
     cinfo.in_color_space = JCS_EXT_RGBA;
     jpeg_set_defaults(&cinfo);          // YCbCr 4:2:0, JFIF header, baseline
     jpeg_set_quality(&cinfo, quality, TRUE);
+    if (settings->table == THUMBD_JPEG_TABLE_ROBIDOUX) {
+        const int scale = jpeg_quality_scaling(quality);
+        jpeg_add_quant_table(&cinfo, 0, robidoux_table, scale, TRUE);
+        jpeg_add_quant_table(&cinfo, 1, robidoux_table, scale, TRUE);
+    }
+    if (settings->yuv444) {
+        cinfo.comp_info[0].h_samp_factor = cinfo.comp_info[0].v_samp_factor = 1;
+    }
+    if (settings->progressive) jpeg_simple_progression(&cinfo);
     cinfo.optimize_coding = TRUE;       // smaller files for a negligible cost at thumbnail sizes
     jpeg_start_compress(&cinfo, TRUE);
     const uint8_t *src = rgba;

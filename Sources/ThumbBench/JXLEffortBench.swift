@@ -27,7 +27,7 @@ enum JXLEffortBench {
                     (try? JXLEncoder.encode(small, quality: quality, effort: effort).count) ?? -1
                 }
             }
-            report("\(name) \(w)x\(h) q\(quality) avif speed \(AVIFEncoder.speed)", runs: runs) {
+            report("\(name) \(w)x\(h) q\(quality) avif speed \(QualityScale.avif(quality).speed)", runs: runs) {
                 (try? AVIFEncoder.encode(small, quality: quality).count) ?? -1
             }
         }

@@ -61,10 +61,4 @@ enum QualityBench {
         }
         return bitmap
     }
-
-    private static func threadCPUMilliseconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return Double(now.tv_sec) * 1000 + Double(now.tv_nsec) / 1_000_000
-    }
 }

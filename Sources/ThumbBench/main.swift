@@ -12,6 +12,10 @@ import ThumbRender
 //        ThumbBench --animate [--runs N] [--w N] [--h N] [--fit F] [--q Q] [--out FILE] FILE...
 //          (animated GIF/WebP → animated WebP; see AnimationBench, anim-bench.sh)
 //        ThumbBench --jxl-efforts [--runs N] [--q Q] FILE...   (JPEG XL efforts 3…7 and AVIF at 512 px; JXLEffortBench)
+//        ThumbBench --calibrate [--out FILE] FILE...   (QualityScale's tables; CalibrationBench, calibrate-quality.sh)
+//        ThumbBench --renditions DIR FILE... | --versus DIR --labels L,L... FILE... | --encode-cpu Q PNG...
+//          (thumbd against other encoders at equal score; VersusBench, quality-bench.sh)
+//        ThumbBench --levers FORMAT [--alpha FILE,FILE...] FILE...   (encoder levers at equal score; LeverBench)
 // Driven by Tests/Benchmarks/codec-bench.sh; build with -c release.
 
 var runs = 11
@@ -25,6 +29,13 @@ var animate = false
 var jxlEfforts = false
 var quality = 82
 var output: String?
+var levers: String?
+var calibrate = false
+var renditionsDirectory: String?
+var versusDirectory: String?
+var labels: [String] = []
+var encodeCPUQuality: Int?
+var alphaFiles: [String] = []
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let arg = args.next() {
     switch arg {
@@ -41,12 +52,44 @@ while let arg = args.next() {
     case "--jxl-efforts": jxlEfforts = true
     case "--q": quality = Int(args.next() ?? "") ?? quality
     case "--out": output = args.next()
+    case "--levers": levers = args.next()
+    case "--calibrate": calibrate = true
+    case "--renditions": renditionsDirectory = args.next()
+    case "--versus": versusDirectory = args.next()
+    case "--labels": labels = (args.next() ?? "").split(separator: ",").map(String.init)
+    case "--encode-cpu": encodeCPUQuality = Int(args.next() ?? "")
+    case "--alpha": alphaFiles = (args.next() ?? "").split(separator: ",").map(String.init)
     default: files.append(arg)
     }
 }
 
 if animate {
     AnimationBench.run(files: files, variant: variant, runs: runs, quality: quality, output: output)
+    exit(0)
+}
+
+if let renditionsDirectory {
+    VersusBench.renditions(directory: renditionsDirectory, files: files)
+    exit(0)
+}
+
+if let versusDirectory {
+    VersusBench.versus(directory: versusDirectory, labels: labels, files: files)
+    exit(0)
+}
+
+if let encodeCPUQuality {
+    VersusBench.encodeCPU(q: encodeCPUQuality, files: files)
+    exit(0)
+}
+
+if calibrate {
+    CalibrationBench.run(files: files, output: output)
+    exit(0)
+}
+
+if let levers {
+    LeverBench.run(format: levers, files: files, alphaFiles: alphaFiles)
     exit(0)
 }
 

@@ -1,15 +1,43 @@
 import CThumbCodec
 import ThumbImaging
 
-/// Baseline JPEG encoding (API.md § Output): JFIF header, 4:2:0, no Exif, ICC or comments.
+/// JPEG encoding (API.md § Output): JFIF header, optimized Huffman tables, no Exif, ICC or comments.
 public enum JPEGEncoder {
-    /// Alpha is ignored: composite translucent bitmaps first.
+    /// Everything that decides a JPEG's bytes besides the pixels.
+    public struct Settings: Sendable, Equatable {
+        public enum Table: Sendable, Equatable { case annexK, robidoux }
+        /// libjpeg's quality 1…100 (jpeg_quality_scaling of the table).
+        public var quality: Int
+        public var progressive: Bool
+        /// 4:4:4 instead of 4:2:0.
+        public var fullChroma: Bool
+        public var table: Table
+
+        public init(quality: Int, progressive: Bool = false, fullChroma: Bool = false, table: Table = .annexK) {
+            self.quality = quality
+            self.progressive = progressive
+            self.fullChroma = fullChroma
+            self.table = table
+        }
+    }
+
+    /// Alpha is ignored: composite translucent bitmaps first. `quality` is
+    /// thumbd's `q`, through `QualityScale`.
     public static func encode(_ bitmap: Bitmap, quality: Int,
                               deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
-        try EncodedBuffer.take { out, length, message, size in
+        try encode(bitmap, settings: QualityScale.jpeg(quality), deadline: deadline)
+    }
+
+    public static func encode(_ bitmap: Bitmap, settings: Settings,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
+        var c = thumbd_jpeg_settings(quality: Int32(min(100, max(1, settings.quality))),
+                                     progressive: settings.progressive ? 1 : 0, yuv444: settings.fullChroma ? 1 : 0,
+                                     table: Int32(settings.table == .robidoux ? THUMBD_JPEG_TABLE_ROBIDOUX
+                                                                               : THUMBD_JPEG_TABLE_ANNEX_K))
+        return try EncodedBuffer.take { out, length, message, size in
             bitmap.pixels.withUnsafeBytes {
-                thumbd_jpeg_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
-                                   Int32(min(100, max(1, quality))), deadline.raw, out, length, message, size)
+                thumbd_jpeg_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), &c, deadline.raw,
+                                   out, length, message, size)
             }
         }
     }

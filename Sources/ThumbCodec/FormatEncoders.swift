@@ -1,49 +1,144 @@
 import CThumbCodec
 import ThumbImaging
 
-/// Lossy WebP (API.md § Output `webp`): libwebp at quality `q`; when the bitmap has
-/// any alpha < 255 the alpha plane is kept losslessly, else none is written.
+/// Lossy WebP (API.md § Output `webp`) with libwebp; when the bitmap has any
+/// alpha < 255 the alpha plane is kept losslessly, else none is written.
 public enum WebPEncoder {
+    /// libwebp's knobs thumbd sets; nil keeps WEBP_PRESET_DEFAULT's value.
+    public struct Settings: Sendable, Equatable {
+        /// libwebp's quality 0…100.
+        public var quality: Float
+        /// 0 (fastest) … 6.
+        public var method: Int
+        /// Deblocking filter strength 0…100.
+        public var filterStrength: Int?
+        /// 0…7.
+        public var filterSharpness: Int
+        /// Spatial noise shaping 0…100.
+        public var snsStrength: Int?
+        /// 1…4.
+        public var segments: Int?
+        /// RGB→YUV by iteration (libwebp's use_sharp_yuv): sharper chroma edges.
+        public var sharpYUV: Bool
+
+        public init(quality: Float, method: Int = 4, filterStrength: Int? = nil, filterSharpness: Int = 0,
+                    snsStrength: Int? = nil, segments: Int? = nil, sharpYUV: Bool = false) {
+            self.quality = quality
+            self.method = method
+            self.filterStrength = filterStrength
+            self.filterSharpness = filterSharpness
+            self.snsStrength = snsStrength
+            self.segments = segments
+            self.sharpYUV = sharpYUV
+        }
+    }
+
+    /// `quality` is thumbd's `q`, through `QualityScale`.
     public static func encode(_ bitmap: Bitmap, quality: Int,
                               deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
+        try encode(bitmap, settings: QualityScale.webp(quality), deadline: deadline)
+    }
+
+    public static func encode(_ bitmap: Bitmap, settings: Settings,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
         let alpha: Int32 = bitmap.isOpaque ? 0 : 1
+        var c = thumbd_webp_settings(quality: min(100, max(0, settings.quality)),
+                                     method: Int32(min(6, max(0, settings.method))),
+                                     filter_strength: Int32(settings.filterStrength.map { min(100, max(0, $0)) } ?? -1),
+                                     filter_sharpness: Int32(min(7, max(0, settings.filterSharpness))),
+                                     sns_strength: Int32(settings.snsStrength.map { min(100, max(0, $0)) } ?? -1),
+                                     segments: Int32(settings.segments.map { min(4, max(1, $0)) } ?? -1),
+                                     sharp_yuv: settings.sharpYUV ? 1 : 0)
         return try EncodedBuffer.take { out, length, message, size in
             bitmap.pixels.withUnsafeBytes {
-                thumbd_webp_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha,
-                                   Int32(min(100, max(0, quality))), deadline.raw, out, length, message, size)
+                thumbd_webp_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha, &c,
+                                   deadline.raw, out, length, message, size)
             }
         }
     }
 }
 
-/// 8-bit 4:2:0 AVIF (API.md § Output `avif`) with libavif 0.11 and aom. libavif 0.11
-/// has no quality setting: colour uses `quantizer(forQuality:)` as both its
-/// minimum and maximum quantizer. Alpha, when any pixel has alpha < 255, is
-/// coded losslessly (quantizer 0), as WebP's is; an opaque bitmap gets no
-/// alpha item.
+/// 8-bit AVIF (API.md § Output `avif`) with libavif 0.11. libavif 0.11 has no
+/// quality setting: colour uses one quantizer as both its minimum and maximum.
+/// Alpha, when any pixel has alpha < 255, is coded with `alphaQuantizer`; an
+/// opaque bitmap gets no alpha item.
 public enum AVIFEncoder {
-    /// aom speed 0 (slowest) … 10 (libavif clamps aom to 9). Measured on the
-    /// 2-core build machine for a 256×256 photo thumbnail at q 82, one thread:
-    /// speed 9 takes 10–24 ms of CPU, speed 8 40–86 ms (over the ~50 ms
-    /// budget), for files only ~7 % smaller.
-    public static let speed = 9
+    public enum Codec: Sendable, Equatable { case aom, svt, rav1e }
 
-    /// round(63·(100 − q)/100): 100 → 0 (lossless), 82 → 11, 0 → 63.
-    public static func quantizer(forQuality quality: Int) -> Int {
-        let q = Double(min(100, max(0, quality)))
-        return Int((63 * (100 - q) / 100).rounded())
+    /// Everything that decides an AVIF's bytes besides the pixels.
+    public struct Settings: Sendable, Equatable {
+        /// Colour quantizer 0 (lossless) … 63.
+        public var quantizer: Int
+        /// Alpha quantizer 0 (lossless) … 63.
+        public var alphaQuantizer: Int
+        /// libavif's speed 0 (slowest) … 10 (aom clamps to 9).
+        public var speed: Int
+        /// 4:4:4 instead of 4:2:0.
+        public var fullChroma: Bool
+        /// SVT-AV1 takes only images of at least 64×64 with even sides:
+        /// `encode` uses aom for any other.
+        public var codec: Codec
+        /// aom only: `quantizer` is aom's cq-level in its constant-quality
+        /// mode with every quantizer allowed, so aom may vary it per block.
+        public var adaptiveQuantizer: Bool
+        /// Codec-specific options (aomenc's long names for aom), in order.
+        public var options: [(String, String)]
+
+        public init(quantizer: Int, alphaQuantizer: Int = 0, speed: Int = 9, fullChroma: Bool = false,
+                    codec: Codec = .aom, adaptiveQuantizer: Bool = false, options: [(String, String)] = []) {
+            self.quantizer = quantizer
+            self.alphaQuantizer = alphaQuantizer
+            self.speed = speed
+            self.fullChroma = fullChroma
+            self.codec = codec
+            self.adaptiveQuantizer = adaptiveQuantizer
+            self.options = options
+        }
+
+        public static func == (a: Settings, b: Settings) -> Bool {
+            a.quantizer == b.quantizer && a.alphaQuantizer == b.alphaQuantizer && a.speed == b.speed
+                && a.fullChroma == b.fullChroma && a.codec == b.codec && a.adaptiveQuantizer == b.adaptiveQuantizer
+                && a.options.map { "\($0)=\($1)" } == b.options.map { "\($0)=\($1)" }
+        }
     }
 
+    /// `quality` is thumbd's `q`, through `QualityScale`.
     public static func encode(_ bitmap: Bitmap, quality: Int,
                               deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
+        try encode(bitmap, settings: QualityScale.avif(quality), deadline: deadline)
+    }
+
+    public static func encode(_ bitmap: Bitmap, settings: Settings,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
         let alpha: Int32 = bitmap.isOpaque ? 0 : 1
-        let quantizer = Int32(quantizer(forQuality: quality))
-        return try EncodedBuffer.take { out, length, message, size in
-            bitmap.pixels.withUnsafeBytes {
-                thumbd_avif_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha, quantizer,
-                                   Int32(speed), deadline.raw, out, length, message, size)
+        let svtFits = bitmap.width >= 64 && bitmap.height >= 64 && bitmap.width % 2 == 0 && bitmap.height % 2 == 0
+        let codec = settings.codec == .svt && !svtFits ? .aom : settings.codec
+        let options = settings.options.map { "\($0)=\($1)" }.joined(separator: ";")
+        // withCString's closure cannot throw a typed error: the failure is carried out.
+        var failure: CodecError?
+        let bytes = options.withCString { text -> [UInt8] in
+            var c = thumbd_avif_settings(quantizer: Int32(min(63, max(0, settings.quantizer))),
+                                         alpha_quantizer: Int32(min(63, max(0, settings.alphaQuantizer))),
+                                         speed: Int32(min(10, max(0, settings.speed))),
+                                         yuv444: settings.fullChroma ? 1 : 0,
+                                         codec: Int32(codec == .svt ? THUMBD_AV1_SVT
+                                                      : codec == .rav1e ? THUMBD_AV1_RAV1E : THUMBD_AV1_AOM),
+                                         adaptive_quantizer: settings.adaptiveQuantizer ? 1 : 0,
+                                         options: options.isEmpty ? nil : text)
+            do throws(CodecError) {
+                return try EncodedBuffer.take { out, length, message, size in
+                    bitmap.pixels.withUnsafeBytes {
+                        thumbd_avif_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha, &c,
+                                           deadline.raw, out, length, message, size)
+                    }
+                }
+            } catch {
+                failure = error
+                return []
             }
         }
+        if let failure { throw failure }
+        return bytes
     }
 }
 
@@ -64,24 +159,44 @@ public enum JXLEncoder {
     /// takes 4–11 ms for the same bitmaps: only efforts 3–4 stay within it.
     public static let defaultEffort = 5
 
-    /// Butteraugli distance for thumbd's `q` until §17's calibrated table
-    /// lands: cjxl 0.7's `-q` mapping (libjxl 0.9's JxlEncoderDistanceFromQuality,
+    public struct Settings: Sendable, Equatable {
+        /// Butteraugli distance 0.1 (libjxl's best lossy) … 25.
+        public var distance: Float
+        /// libjxl effort 1…9.
+        public var effort: Int
+
+        public init(distance: Float, effort: Int = JXLEncoder.defaultEffort) {
+            self.distance = distance
+            self.effort = effort
+        }
+    }
+
+    /// cjxl 0.7's `-q` mapping (libjxl 0.9's JxlEncoderDistanceFromQuality,
     /// absent from 0.7): 0.1 + (100 − q)·0.09 from q 30 up, a quadratic below
-    /// (q 1 → 23.9). q 100 gives 0.1, libjxl's best lossy setting, not lossless.
+    /// (q 1 → 23.9). q 100 gives 0.1, libjxl's best lossy setting, not
+    /// lossless. Not thumbd's `q`: `QualityScale.jxl` is.
     public static func distance(forQuality quality: Int) -> Float {
         let q = Double(min(100, max(1, quality)))
         let d = q >= 30 ? 0.1 + (100 - q) * 0.09 : 53.0 / 3000.0 * q * q - 23.0 / 20.0 * q + 25.0
         return Float(d)
     }
 
+    /// `quality` is thumbd's `q`, through `QualityScale`.
     public static func encode(_ bitmap: Bitmap, quality: Int, effort: Int = defaultEffort,
                               deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
+        var settings = QualityScale.jxl(quality)
+        settings.effort = effort
+        return try encode(bitmap, settings: settings, deadline: deadline)
+    }
+
+    public static func encode(_ bitmap: Bitmap, settings: Settings,
+                              deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
         let alpha: Int32 = bitmap.isOpaque ? 0 : 1
-        let distance = distance(forQuality: quality)
+        let distance = min(25, max(0.1, settings.distance))
         return try EncodedBuffer.take { out, length, message, size in
             bitmap.pixels.withUnsafeBytes {
                 thumbd_jxl_encode($0.baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), alpha, distance,
-                                  Int32(min(9, max(1, effort))), deadline.raw, out, length, message, size)
+                                  Int32(min(9, max(1, settings.effort))), deadline.raw, out, length, message, size)
             }
         }
     }

@@ -82,7 +82,9 @@ extension ThumbnailPipeline {
         let bytes: [UInt8]
         let frames: Int
         do {
-            let encoder = try AnimatedWebPEncoder(width: geometry.width, height: geometry.height, quality: quality,
+            // thumbd's q through the WebP table (SPEC §17), at the animation encoder's own method.
+            let encoder = try AnimatedWebPEncoder(width: geometry.width, height: geometry.height,
+                                                  quality: Int(QualityScale.webp(quality).quality),
                                                   loopCount: animation.loopCount)
             _ = try AnimationDecoder.decode(source, header: plan.header, maxFrames: plan.animationFrames(limits: limits),
                                             deadline: deadline) { frame throws(CodecError) in

@@ -198,7 +198,9 @@ public enum ThumbnailPipeline {
         return try prepareWithFacts(source: source, plan: plan, sha256: "").0
     }
 
-    /// Encodes a prepared bitmap. JPEG has no alpha: translucent pixels are
+    /// Encodes a prepared bitmap. `quality` is thumbd's `q`, one scale for
+    /// every lossy format (SPEC §17): `QualityScale` gives each encoder's
+    /// settings for it. JPEG has no alpha: translucent pixels are
     /// composited over `background` (`bg`; white without one) first, as
     /// thumbor and imgproxy do. Past
     /// `deadline` the encoder stops at its next callback with `.renderTimedOut`
@@ -210,12 +212,12 @@ public enum ThumbnailPipeline {
         let bytes: [UInt8]
         do {
             switch resolved {
-            case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(onto: background ?? .white), quality: quality,
-                                                       deadline: deadline)
+            case .jpeg: bytes = try JPEGEncoder.encode(bitmap.flattened(onto: background ?? .white),
+                                                       settings: QualityScale.jpeg(quality), deadline: deadline)
             case .png: bytes = try PNGEncoder.encode(bitmap, deadline: deadline)
-            case .webp: bytes = try WebPEncoder.encode(bitmap, quality: quality, deadline: deadline)
-            case .avif: bytes = try AVIFEncoder.encode(bitmap, quality: quality, deadline: deadline)
-            case .jxl: bytes = try JXLEncoder.encode(bitmap, quality: quality, deadline: deadline)
+            case .webp: bytes = try WebPEncoder.encode(bitmap, settings: QualityScale.webp(quality), deadline: deadline)
+            case .avif: bytes = try AVIFEncoder.encode(bitmap, settings: QualityScale.avif(quality), deadline: deadline)
+            case .jxl: bytes = try JXLEncoder.encode(bitmap, settings: QualityScale.jxl(quality), deadline: deadline)
             case .rgba, .auto: bytes = bitmap.pixels
             }
         } catch .deadlineExceeded {

@@ -20,15 +20,16 @@ import ThumbImaging
         return out
     }
 
-    @Test func jpegIsBaselineJFIF420WithoutMetadata() throws {
+    /// QualityScale.jpeg: progressive (API.md § Formats written).
+    @Test func jpegIsProgressiveJFIF420WithoutMetadata() throws {
         let bitmap = try photo()
         let jpeg = try JPEGEncoder.encode(bitmap, quality: 82)
         #expect(jpeg.prefix(2) == [0xFF, 0xD8] && jpeg.suffix(2) == [0xFF, 0xD9])
         let found = markers(jpeg)
         #expect(found.first == 0xE0 && Array(jpeg[6..<11]) == Array("JFIF\0".utf8))
-        #expect(found.contains(0xC0), "baseline SOF0")
-        #expect(!found.contains(where: { (0xE1...0xEF).contains($0) || $0 == 0xFE || $0 == 0xC2 }))
-        let sof = try #require((2..<jpeg.count - 1).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
+        #expect(found.contains(0xC2), "progressive SOF2")
+        #expect(!found.contains(where: { (0xE1...0xEF).contains($0) || $0 == 0xFE || $0 == 0xC0 }))
+        let sof = try #require((2..<jpeg.count - 1).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC2 })
         #expect(jpeg[sof + 9] == 3 && jpeg[sof + 11] == 0x22, "3 components, luma sampled 2×2 (4:2:0)")
         let back = try ImageDecoder.decodeBitmap(jpeg, maxPixels: 1 << 20).bitmap
         #expect(back.width == bitmap.width && back.height == bitmap.height)

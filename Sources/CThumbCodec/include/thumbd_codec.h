@@ -102,10 +102,28 @@ void thumbd_jpeg_color(const thumbd_jpeg_decoder *decoder, const void **profile,
 /// naive inversion. The decoder borrows icc; keep it open until closing.
 void thumbd_jpeg_use_cmyk_profile(thumbd_jpeg_decoder *decoder, thumbd_icc *icc);
 
-/// Encodes RGBA8 pixels (alpha ignored) as a baseline 4:2:0 JFIF JPEG.
+/// Quantization tables a JPEG can be written with, both scaled by libjpeg's
+/// quality (jpeg_quality_scaling) and clamped to baseline's 1…255.
+enum {
+    /// ITU T.81 Annex K's luminance and chrominance tables (libjpeg's own).
+    THUMBD_JPEG_TABLE_ANNEX_K = 0,
+    /// N. Robidoux's table (ImageMagick's proposal, MozJPEG's default) for both planes.
+    THUMBD_JPEG_TABLE_ROBIDOUX = 1,
+};
+
+/// How a JPEG is written (JPEGEncoder.Settings): libjpeg's quality 1…100,
+/// progressive (jpeg_simple_progression) or baseline, 4:4:4 or 4:2:0, a table above.
+typedef struct {
+    int quality;
+    int progressive;
+    int yuv444;
+    int table;
+} thumbd_jpeg_settings;
+
+/// Encodes RGBA8 pixels (alpha ignored) as a JFIF JPEG with optimized Huffman tables.
 /// *out receives a malloc'd buffer the caller frees with thumbd_free.
-int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, int quality, thumbd_deadline deadline,
-                       void **out, size_t *out_length, char *message, size_t message_size);
+int thumbd_jpeg_encode(const void *rgba, uint32_t width, uint32_t height, const thumbd_jpeg_settings *settings,
+                       thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size);
 
 // MARK: PNG
 

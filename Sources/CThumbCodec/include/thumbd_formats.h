@@ -100,15 +100,46 @@ void thumbd_decoder_color(const thumbd_decoder *decoder, const void **profile, s
 
 // MARK: Encoders
 
-/// Lossy WebP at quality 0…100; with has_alpha the alpha plane is kept losslessly.
+/// How a lossy WebP is written (WebPEncoder.Settings); -1 in a field marked
+/// so keeps WEBP_PRESET_DEFAULT's value.
+typedef struct {
+    float quality;          // 0…100
+    int method;             // 0 (fastest) … 6
+    int filter_strength;    // 0…100, or -1
+    int filter_sharpness;   // 0…7
+    int sns_strength;       // 0…100, or -1
+    int segments;           // 1…4, or -1
+    int sharp_yuv;          // libwebp's use_sharp_yuv: RGB→YUV by iteration, sharper chroma edges
+} thumbd_webp_settings;
+
+/// Lossy WebP; with has_alpha the alpha plane is kept losslessly.
 /// libwebp's progress hook checks the deadline.
-int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quality,
-                       thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size);
-/// 8-bit 4:2:0 AVIF (aom) with min = max quantizer `quantizer` (0…63) for colour;
-/// with has_alpha the alpha plane is kept losslessly (quantizer 0).
-/// libavif 0.11 has no progress or cancel hook: the deadline is checked only
-/// before encoding starts.
-int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha, int quantizer,
-                       int speed, thumbd_deadline deadline, void **out, size_t *out_length, char *message, size_t message_size);
+int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha,
+                       const thumbd_webp_settings *settings, thumbd_deadline deadline,
+                       void **out, size_t *out_length, char *message, size_t message_size);
+
+/// AV1 encoders libavif 0.11 may be built with (Debian's has all three).
+enum { THUMBD_AV1_AOM = 0, THUMBD_AV1_SVT = 1, THUMBD_AV1_RAV1E = 2 };
+
+/// How an AVIF is written (AVIFEncoder.Settings).
+typedef struct {
+    int quantizer;          // colour: min = max quantizer, 0…63
+    int alpha_quantizer;    // 0 (lossless) … 63
+    int speed;              // libavif's 0…10
+    int yuv444;             // 4:4:4 instead of 4:2:0
+    int codec;              // THUMBD_AV1_*
+    /// aom only: quantizer becomes aom's cq-level in its constant-quality mode
+    /// with quantizers 0…63 allowed, so that aom may vary it per block.
+    int adaptive_quantizer;
+    /// Codec-specific options as "key=value" pairs separated by ';' (libavif's
+    /// avifEncoderSetCodecSpecificOption; aom takes aomenc's long option names), or NULL.
+    const char *options;
+} thumbd_avif_settings;
+
+/// 8-bit AVIF (sRGB, BT.601 full range). libavif 0.11 has no progress or
+/// cancel hook: the deadline is checked only before encoding starts.
+int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int has_alpha,
+                       const thumbd_avif_settings *settings, thumbd_deadline deadline,
+                       void **out, size_t *out_length, char *message, size_t message_size);
 
 #endif

@@ -1,0 +1,55 @@
+/// thumbd's `q` (1…100) as one perceptual scale for every lossy format
+/// (SPEC §17), anchored on JPEG: a JPEG's `q` is libjpeg's quality. WebP's,
+/// AVIF's and JPEG XL's setting for each `q` comes from the tables `ThumbBench
+/// --calibrate` writes (QualityScale+Tables.swift; Tests/Benchmarks/calibrate-quality.sh):
+/// for every `q`, the setting whose mean SSIMULACRA2 score over the quality
+/// corpus at 512 px is closest to JPEG's at that `q` (Quality.md § The scale).
+/// Every other encoder setting is fixed here, chosen by bytes at equal score
+/// (`ThumbBench --levers`; Quality.md § Encoder settings).
+public enum QualityScale {
+    /// Bumped whenever a table or a fixed setting below changes what a `q`
+    /// gives: q=auto's stored results name the version they were searched with.
+    public static let tableVersion = 1
+
+    /// The settings of a JPEG at `q`: libjpeg's quality `q` on N. Robidoux's
+    /// tables, progressive (≈ 5 % fewer bytes at equal score than Annex K's
+    /// baseline), 4:2:0.
+    public static func jpeg(_ q: Int) -> JPEGEncoder.Settings {
+        JPEGEncoder.Settings(quality: clamp(q), progressive: true, fullChroma: false, table: .robidoux)
+    }
+
+    public static func webp(_ q: Int) -> WebPEncoder.Settings {
+        webpSettings(quality: Float(webpQualities[clamp(q) - 1]))
+    }
+
+    public static func avif(_ q: Int) -> AVIFEncoder.Settings {
+        avifSettings(quantizer: Int(avifQuantizers[clamp(q) - 1]))
+    }
+
+    public static func jxl(_ q: Int) -> JXLEncoder.Settings {
+        jxlSettings(distance: jxlDistances[clamp(q) - 1])
+    }
+
+    /// WebP's fixed settings around the calibrated quality: method 6 and
+    /// sharp YUV (≈ 7 % fewer bytes at equal score than method 4 without it,
+    /// for ≈ 2.4× its CPU: ≈ 26 ms per 512-px photo; Quality.md § Encoder settings).
+    public static func webpSettings(quality: Float) -> WebPEncoder.Settings {
+        WebPEncoder.Settings(quality: quality, method: 6, sharpYUV: true)
+    }
+
+    /// AVIF's fixed settings around the calibrated quantizer: aom at speed 6
+    /// (≈ 24 % fewer bytes at equal score than speed 9, ≈ 60 ms per 512-px
+    /// photo, an eighth of libvips' heifsave), 4:2:0, and alpha at the colour's
+    /// quantizer (a third of lossless alpha's bytes at equal score on
+    /// translucent images).
+    public static func avifSettings(quantizer: Int) -> AVIFEncoder.Settings {
+        AVIFEncoder.Settings(quantizer: quantizer, alphaQuantizer: quantizer, speed: 6, fullChroma: false, codec: .aom)
+    }
+
+    /// JPEG XL's fixed settings around the calibrated distance.
+    public static func jxlSettings(distance: Float) -> JXLEncoder.Settings {
+        JXLEncoder.Settings(distance: distance, effort: JXLEncoder.defaultEffort)
+    }
+
+    static func clamp(_ q: Int) -> Int { min(100, max(1, q)) }
+}

@@ -1,0 +1,74 @@
+"""libvips' side of quality-bench.sh, through pyvips (run with the venv's python).
+
+encode LABEL DIR: each DIR/NAME.png (thumbd's lossless 512-px rendition) saved by libvips
+  at imgproxy's defaults, metadata stripped: DIR/NAME.LABEL.jpeg (jpegsave Q 80,
+  optimize_coding), .webp (webpsave Q 79), .avif (heifsave Q 63, AV1, default effort).
+cpu DIR: one pass over DIR/*.png, each image loaded into memory first; prints
+  "FORMAT median-ms" of process CPU time (all of libvips' and the codecs' threads) per save.
+summary FILE: the rounds' lines ("ROUND ENCODER FORMAT ms") to medians and ratios.
+"""
+import glob
+import os
+import statistics
+import sys
+import time
+
+SAVES = [
+    ("jpeg", "jpegsave_buffer", dict(Q=80, optimize_coding=True, strip=True)),
+    ("webp", "webpsave_buffer", dict(Q=79, strip=True)),
+    ("avif", "heifsave_buffer", dict(Q=63, compression="av1", strip=True)),
+]
+
+
+def images(directory):
+    import pyvips
+    names = sorted(p for p in glob.glob(os.path.join(directory, "*.png")))
+    return [(p, pyvips.Image.new_from_file(p).copy_memory()) for p in names]
+
+
+def encode(label, directory):
+    for path, image in images(directory):
+        stem = path[:-len(".png")]
+        for fmt, method, options in SAVES:
+            with open(f"{stem}.{label}.{fmt}", "wb") as out:
+                out.write(getattr(image, method)(**options))
+
+
+def cpu(directory):
+    loaded = images(directory)
+    for fmt, method, options in SAVES:
+        times = []
+        for _, image in loaded:
+            start = time.process_time()
+            getattr(image, method)(**options)
+            times.append((time.process_time() - start) * 1000)
+        print(f"{fmt} {statistics.median(times):.2f}")
+
+
+def summary(path):
+    rows = {}
+    for line in open(path):
+        round_, encoder, fmt, ms = line.split()
+        rows.setdefault((encoder, fmt), {})[int(round_)] = float(ms)
+    encoders = sorted({e for e, _ in rows})
+    for fmt in ("jpeg", "webp", "avif"):
+        thumbd = rows[("thumbd", fmt)]
+        parts = [f"thumbd {statistics.median(thumbd.values()):.1f} ms"]
+        for other in (e for e in encoders if e != "thumbd"):
+            theirs = rows[(other, fmt)]
+            ratios = [thumbd[r] / theirs[r] for r in thumbd if r in theirs]
+            parts.append(f"{other} {statistics.median(theirs.values()):.1f} ms "
+                         f"(thumbd/{other} median of {len(ratios)} rounds' ratios {statistics.median(ratios):.3f})")
+        print(f"CPU per 512-px encode, {fmt}: " + ", ".join(parts))
+
+
+if __name__ == "__main__":
+    command = sys.argv[1]
+    if command == "encode":
+        import pyvips
+        print(f"libvips {pyvips.version(0)}.{pyvips.version(1)}.{pyvips.version(2)} -> {sys.argv[2]}", file=sys.stderr)
+        encode(sys.argv[2], sys.argv[3])
+    elif command == "cpu":
+        cpu(sys.argv[2])
+    elif command == "summary":
+        summary(sys.argv[2])
