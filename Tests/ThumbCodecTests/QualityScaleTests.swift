@@ -40,10 +40,12 @@ import ThumbImaging
     }
 
     /// The calibration matches means over twelve photos within ±3; one photo
-    /// strays further. Measured on these two at q 60, 80 and 90 with
-    /// tableVersion 1: differences from JPEG's score up to SPREAD_MEASURED
-    /// (see Quality.md § The scale); ±8 leaves room without letting an
-    /// uncalibrated mapping through (the old AVIF mapping was +10 at q 80).
+    /// strays further. Measured with tableVersion 1 (AVIF at speed 6) at q 60, 80 and 90: LadyBird
+    /// within 2.3 of JPEG's score in every format, rocket up to 6.3 (WebP at q 60:
+    /// 60.3 against 54.0; its JPEG scores low on the sky's banding). ±8 keeps that
+    /// margin while failing an uncalibrated mapping: the previous one (q straight
+    /// to libwebp's quality, AVIF quantizer round(63·(100 − q)/100)) strays 14 on
+    /// rocket. The encoders are deterministic, so this cannot flicker.
     @Test(arguments: ["rocket.jpg", "LadyBird.jpg"])
     func oneQLooksAlikeInEveryFormat(name: String) throws {
         let photo = try rendition(name)
