@@ -38,9 +38,11 @@ public enum QualityScale {
     }
 
     /// AVIF's fixed settings around the calibrated quantizer: aom at speed 5
-    /// (≈ 28 % fewer bytes at equal score than speed 9, 6 % fewer than speed 6;
-    /// ≈ 250 ms per 512-px photo, about half of libvips 8.14's heifsave at its
-    /// default effort, the bound), 4:2:0, and alpha at the colour's
+    /// (≈ 28 % fewer bytes at equal score than speed 9, 6 % fewer than speed 6,
+    /// which brings it to libvips 8.14's bytes at equal score; ≈ 290 ms per
+    /// 512-px photo at q 80, 0.98× libvips 8.14's heifsave at its default
+    /// effort, the bound — speed 6 took 51 ms for 1.07× libvips'
+    /// bytes; Results.md § Bytes at equal quality), 4:2:0, and alpha at the colour's
     /// quantizer (a third of lossless alpha's bytes at equal score on
     /// translucent images).
     public static func avifSettings(quantizer: Int) -> AVIFEncoder.Settings {
