@@ -22,6 +22,17 @@ import ThumbImaging
         #expect(QualityScale.webp(1).quality < QualityScale.webp(100).quality)
     }
 
+    /// libavif cannot be stopped mid-encode: large AVIFs get faster speeds,
+    /// every 512-px thumbnail the calibrated one.
+    @Test func avifSpeedRisesWithTheSize() {
+        #expect(QualityScale.avif(80, pixels: 512 * 512) == QualityScale.avif(80))
+        #expect(QualityScale.avif(80).speed == 5)
+        #expect(QualityScale.avif(80, pixels: 1024 * 1024).speed == 6)
+        #expect(QualityScale.avif(80, pixels: 2048 * 1536).speed == 8)
+        #expect(QualityScale.avif(80, pixels: 4096 * 4096).speed == 9)
+        #expect(QualityScale.avif(80, pixels: 4096 * 4096).quantizer == QualityScale.avif(80).quantizer)
+    }
+
     /// A quality-corpus photo (Tests/Benchmarks/quality-corpus, SOURCES.md there)
     /// scaled by thumbd's renderer to 512 px on its long side.
     private func rendition(_ name: String) throws -> Bitmap {
