@@ -9,7 +9,7 @@
 public enum QualityScale {
     /// Bumped whenever a table or a fixed setting below changes what a `q`
     /// gives: q=auto's stored results name the version they were searched with.
-    public static let tableVersion = 1
+    public static let tableVersion = 2
 
     /// The settings of a JPEG at `q`: libjpeg's quality `q` on N. Robidoux's
     /// tables, progressive (≈ 5 % fewer bytes at equal score than Annex K's
@@ -26,6 +26,18 @@ public enum QualityScale {
         avifSettings(quantizer: Int(avifQuantizers[clamp(q) - 1]))
     }
 
+    /// `avif(q)` for a bitmap of `pixels`: libavif 0.11 cannot stop an encode
+    /// once it runs (no deadline hook), so the speed rises with the size to
+    /// keep one encode near half a second of CPU at most (speed 5 ≈ 1.4 µs a
+    /// pixel, 6 ≈ 0.25, 8 ≈ 0.12, 9 ≈ 0.03): speed 5 up to 300 000 pixels
+    /// (every 512-px thumbnail, where the table is calibrated), 6 up to 1.2 MP,
+    /// 8 up to 4 MP, 9 above (a 4096² answer ≈ 0.55 s).
+    public static func avif(_ q: Int, pixels: Int) -> AVIFEncoder.Settings {
+        var settings = avif(q)
+        settings.speed = pixels <= 300_000 ? settings.speed : pixels <= 1_200_000 ? 6 : pixels <= 4_000_000 ? 8 : 9
+        return settings
+    }
+
     public static func jxl(_ q: Int) -> JXLEncoder.Settings {
         jxlSettings(distance: jxlDistances[clamp(q) - 1])
     }
@@ -37,13 +49,16 @@ public enum QualityScale {
         WebPEncoder.Settings(quality: quality, method: 6, sharpYUV: true)
     }
 
-    /// AVIF's fixed settings around the calibrated quantizer: aom at speed 6
-    /// (≈ 24 % fewer bytes at equal score than speed 9, ≈ 60 ms per 512-px
-    /// photo, an eighth of libvips' heifsave), 4:2:0, and alpha at the colour's
+    /// AVIF's fixed settings around the calibrated quantizer: aom at speed 5
+    /// (≈ 28 % fewer bytes at equal score than speed 9, 6 % fewer than speed 6,
+    /// which brings it to libvips 8.14's bytes at equal score; ≈ 290 ms per
+    /// 512-px photo at q 80, 0.98× libvips 8.14's heifsave at its default
+    /// effort, the bound — speed 6 took 51 ms for 1.07× libvips'
+    /// bytes; Results.md § Bytes at equal quality), 4:2:0, and alpha at the colour's
     /// quantizer (a third of lossless alpha's bytes at equal score on
     /// translucent images).
     public static func avifSettings(quantizer: Int) -> AVIFEncoder.Settings {
-        AVIFEncoder.Settings(quantizer: quantizer, alphaQuantizer: quantizer, speed: 6, fullChroma: false, codec: .aom)
+        AVIFEncoder.Settings(quantizer: quantizer, alphaQuantizer: quantizer, speed: 5, fullChroma: false, codec: .aom)
     }
 
     /// JPEG XL's fixed settings around the calibrated distance.

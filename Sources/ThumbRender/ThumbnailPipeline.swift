@@ -216,7 +216,8 @@ public enum ThumbnailPipeline {
                                                        settings: QualityScale.jpeg(quality), deadline: deadline)
             case .png: bytes = try PNGEncoder.encode(bitmap, deadline: deadline)
             case .webp: bytes = try WebPEncoder.encode(bitmap, settings: QualityScale.webp(quality), deadline: deadline)
-            case .avif: bytes = try AVIFEncoder.encode(bitmap, settings: QualityScale.avif(quality), deadline: deadline)
+            case .avif: bytes = try AVIFEncoder.encode(bitmap, settings: QualityScale.avif(quality, pixels: bitmap.width * bitmap.height),
+                                                       deadline: deadline)
             case .jxl: bytes = try JXLEncoder.encode(bitmap, settings: QualityScale.jxl(quality), deadline: deadline)
             case .rgba, .auto: bytes = bitmap.pixels
             }

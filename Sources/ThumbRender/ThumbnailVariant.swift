@@ -44,8 +44,9 @@ public struct PreparedVariant: Hashable, Sendable, Codable {
 public struct ThumbnailVariant: Hashable, Sendable {
     /// Bumped whenever a release changes the bytes of an existing variant
     /// (API.md § Output: part of every ETag). Round 3 made it 3; round 4
-    /// made it 4 (0-ms WebP frames kept, `animated=1` out of the key).
-    public static let rendererVersion = 4
+    /// made it 4 (0-ms WebP frames kept, `animated=1` out of the key), then
+    /// 5 (one quality scale: every lossy encoder's settings changed).
+    public static let rendererVersion = 5
 
     public var prepared: PreparedVariant
     public var format: OutputFormat
