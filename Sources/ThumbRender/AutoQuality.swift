@@ -219,3 +219,18 @@ extension RenderPlan {
         estimatedMemory + (searching ? AutoQuality.searchMemory(header: header, sourceBytes: sourceBytes) : 0)
     }
 }
+
+extension AutoQuality {
+    /// The `q` `choices` hold for `format` at `target` on this release's table; nil when it must be searched.
+    public static func q(in choices: [Choice], format: OutputFormat, target: Int) -> Int? {
+        choices.first { $0.format == format && $0.target == target && $0.table == qualityTableVersion }?.q
+    }
+
+    /// `old` with `new` in: one choice per format, the newer one kept, in `OutputFormat` order
+    /// (a writer merges what it read with its own, SPEC §17).
+    public static func merged(_ old: [Choice], _ new: [Choice]) -> [Choice] {
+        var byFormat: [OutputFormat: Choice] = [:]
+        for choice in old + new { byFormat[choice.format] = choice }
+        return OutputFormat.allCases.compactMap { byFormat[$0] }
+    }
+}
