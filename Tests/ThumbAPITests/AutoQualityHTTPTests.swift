@@ -299,3 +299,27 @@ import ThumbJSON
         }
     }
 }
+
+/// `q=auto`'s result through the shared store's sidecar (SeveralInstances.md):
+/// what one instance searched, another reads with the facts and does not search again.
+@Suite(.serialized, .seaweedS3) struct AutoQualitySharedStoreTests {
+    @Test func anotherInstanceTakesTheResultFromTheSidecar() throws {
+        let fleet = try SharedStoreTests.Fleet()
+        defer { fleet.stop() }
+        let (s3, shared, origin) = (fleet.s3, fleet.bucket, fleet.origin)
+        let a = try fleet.instance(), b = try fleet.instance()
+        let first = a.thumbnail(origin, SharedStoreTests.path, "&w=100&format=webp&q=auto")
+        let q = try #require(first.headers["x-image-quality"])
+        #expect(a.stats("quality")["autoSearches"] == 1)
+        let key = "originals/" + DiskStore.name(for: origin.url(SharedStoreTests.path))
+        #expect(eventually(30) {
+            let doc = s3.request("GET", "/\(shared)/\(key).json")
+            return doc.status == 200 && doc.body.contains("\"autoQuality\":{\"webp\":{\"target\":80,\"table\":\(AutoQuality.qualityTableVersion),\"q\":\(q)}}")
+        }, "the sidecar holds the facts with the result")
+        let second = b.thumbnail(origin, SharedStoreTests.path, "&w=90&format=webp&q=auto")
+        #expect(second.status == 200 && second.headers["x-image-quality"] == q)
+        #expect(b.stats("quality")["autoSearches"] == 0, "read with the facts from the sidecar")
+        #expect(origin.hits(SharedStoreTests.path) == 1)
+        #expect(eventually { a.leftovers.isEmpty && b.leftovers.isEmpty })
+    }
+}
