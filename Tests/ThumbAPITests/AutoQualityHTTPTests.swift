@@ -205,6 +205,21 @@ import ThumbJSON
             #expect(origin.hits("/coffee.jpg") == 1)
         }
         do {
+            // A result of another table version (an older or newer release) is searched again.
+            let url = origin.url("/coffee.jpg")
+            let path = DiskStore.path(dir, DiskStore.name(for: url)) + DiskStore.factsSuffix
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let table = "\"table\":\(AutoQuality.qualityTableVersion)"
+            #expect(text.contains(table))
+            try text.replacingOccurrences(of: table, with: "\"table\":\(AutoQuality.qualityTableVersion + 1)")
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            let newer = try EndToEndTests.TestDaemon(store: dir)
+            defer { newer.stop() }
+            let r = newer.get(target)
+            #expect(r.status == 200 && r.headers["x-image-quality"] == q)
+            #expect(Self.figure(newer, "quality", "autoSearches") == 1)
+        }
+        do {
             let lower = try EndToEndTests.TestDaemon(store: dir) { $0.service.output.autoQualityTarget = 60 }
             defer { lower.stop() }
             let r = lower.get(target)
@@ -219,6 +234,24 @@ import ThumbJSON
                 return disk.facts(url: url, sha256: sha)?.autoQuality.first?.target == 60
             })
         }
+    }
+
+    /// A render that searches is admitted with the search's memory on top
+    /// of its own estimate (`limits.maxDecodeMemoryBytes`, SourcesAndLimits.md § Renders).
+    @Test func aSearchingRenderIsAdmittedWithTheSearchsMemory() throws {
+        let source = try Self.photo("photos/coffee.jpg")
+        let plan = try ThumbnailPipeline.plan(source: source, variant: PreparedVariant(width: 100, height: nil),
+                                              limits: PipelineLimits())
+        let plain = EncodingSpec(format: .webp, quality: 80, background: nil)
+        var searching = plain
+        searching.autoQualityTarget = 80
+        let search = AutoQuality.searchMemory(header: plan.header, sourceBytes: source.count)
+        #expect(search > AutoQuality.encoderAllowance + 512 * 341 * (16 + 72))
+        #expect(try ThumbnailService.estimate(plan, searching, withFacts: false)
+                == ThumbnailService.estimate(plan, plain, withFacts: false) + search)
+        #expect(try ThumbnailService.estimate(plan, searching, withFacts: true)
+                == ThumbnailService.estimate(plan, plain, withFacts: true) + search)
+        #expect(plan.estimatedMemory(searching: true) == plan.estimatedMemory + search)
     }
 
     /// Another table version's result is not used (the unit rule the service applies).
