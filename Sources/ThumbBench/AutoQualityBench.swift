@@ -4,7 +4,7 @@ import ThumbImaging
 import ThumbRender
 
 /// `--auto-quality [--runs N] [--target T] FILE...`: one `q=auto` search
-/// (SPEC §17, Quality.md § Cost) per file and lossy format on the file's
+/// (SPEC §17, Quality.md § What a search costs) per file and lossy format on the file's
 /// canonical 512-px rendition; one line each: "<name> <format> q <Q>
 /// encodes <N> <median ms> <min ms>" (the canonical decode not included).
 enum AutoQualityBench {

@@ -1,7 +1,7 @@
 import ThumbCodec
 import ThumbImaging
 
-/// `q=auto` (SPEC §17, Quality.md § q=auto): for one source and one lossy
+/// `q=auto` (SPEC §17, Quality.md § Automatic quality): for one source and one lossy
 /// format, the lowest `q` whose SSIMULACRA2 score on the source's canonical
 /// 512-px rendition reaches `output.autoQualityTarget`, or 100 when none does.
 /// The search runs inside the render job that first needs it (in the
@@ -125,7 +125,7 @@ public enum AutoQuality {
     /// probes (the local slope, near the answer), rounded up and clamped
     /// inside the bracket. Whenever two probes in a row failed to halve a
     /// bracket wider than 4, the next is its midpoint, so it never needs
-    /// more than about twice bisection's probes (Quality.md § Cost).
+    /// more than about twice bisection's probes (Quality.md § What a search costs).
     ///
     /// Deterministic: the same rendition gives the same `q` on every
     /// instance. The encoders are deterministic, SSIMULACRA2 fixes its

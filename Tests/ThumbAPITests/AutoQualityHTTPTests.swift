@@ -10,7 +10,7 @@ import ThumbImaging
 import ThumbJSON
 
 /// `X-Image-Quality` and `q=auto` (SPEC §17, API.md § Output, Quality.md §
-/// q=auto) through the real daemon, its sandboxed render workers (where the
+/// Automatic quality) through the real daemon, its sandboxed render workers (where the
 /// search runs) and a loopback origin serving real photographs.
 @Suite(.serialized) struct AutoQualityHTTPTests {
     static func photo(_ name: String) throws -> [UInt8] {

@@ -4,7 +4,7 @@ import ThumbCodec
 import ThumbImaging
 @testable import ThumbRender
 
-/// `q=auto`'s search (SPEC §17, Quality.md § q=auto) on real photographs
+/// `q=auto`'s search (SPEC §17, Quality.md § Automatic quality) on real photographs
 /// through the real encoders: the `q` it returns reaches the target on the
 /// canonical rendition and the `q` below it does not, and it is the same
 /// every time.
@@ -71,7 +71,7 @@ struct AutoQualityTests {
         #expect(found.q == 100 && found.encodes == 0)
     }
 
-    /// Cost of one search at 512 px (Quality.md § Cost): printed, not bounded (the host's noise).
+    /// Cost of one search at 512 px (Quality.md § What a search costs): printed, not bounded (the host's noise).
     @Test func searchCost() throws {
         for photo in ["Dragonfly_by_Bolly.jpg", "coffee.jpg", "astronaut.jpg", "rocket.jpg"] {
             let rendition = try Self.canonical(photo)

@@ -1,6 +1,6 @@
 import ThumbRender
 
-/// `q=auto` (SPEC §17, Quality.md § q=auto): a request's `q` resolves from
+/// `q=auto` (SPEC §17, Quality.md § Automatic quality): a request's `q` resolves from
 /// the source's stored result when one is known for its format, target and
 /// table — then it is an ordinary look-up of that `q`'s rendition — and is
 /// otherwise searched by the render that first needs it. Results are kept
