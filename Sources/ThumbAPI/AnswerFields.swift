@@ -8,24 +8,24 @@ import ThumbService
 struct AnswerFields: Sendable {
     /// The answer these fields describe.
     let etag: String
-    /// 200: Content-Type, ETag, Cache-Control, Vary, and a thumbnail's X-Image-Width, X-Image-Height.
+    /// 200: Content-Type, ETag, Cache-Control, Vary, and a thumbnail's X-Image-Width, X-Image-Height (X-Image-Quality when lossy).
     let ok: [UInt8]
     /// 304 carries no `X-Image-*` (they describe a body it does not have).
     let notModified: [UInt8]
 
     init(_ r: Rendition, cacheControl: String, varies: Bool) {
         self.init(contentType: r.contentType, etag: r.etag, cacheControl: cacheControl, varies: varies,
-                  size: (r.width, r.height), frames: r.frames)
+                  size: (r.width, r.height), frames: r.frames, quality: r.quality)
     }
 
     /// `/info`: JSON, never negotiated.
     init(info etag: String, cacheControl: String) {
         self.init(contentType: "application/json", etag: etag, cacheControl: cacheControl, varies: false,
-                  size: nil, frames: 1)
+                  size: nil, frames: 1, quality: nil)
     }
 
     private init(contentType: String, etag: String, cacheControl: String, varies: Bool, size: (Int, Int)?,
-                 frames: Int) {
+                 frames: Int, quality: Int?) {
         self.etag = etag
         var common: [UInt8] = []
         Self.append("Content-Type", contentType, to: &common)
@@ -38,6 +38,8 @@ struct AnswerFields: Sendable {
             Self.append("X-Image-Height", String(height), to: &common)
             // Only an animated answer names its frames (API.md § Animation).
             if frames > 1 { Self.append("X-Image-Frames", String(frames), to: &common) }
+            // The q used, `q=auto`'s choice included (SPEC §17); none for png and rgba.
+            if let quality { Self.append("X-Image-Quality", String(quality), to: &common) }
         }
         ok = common
     }

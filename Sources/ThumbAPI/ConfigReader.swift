@@ -1,4 +1,6 @@
 import ThumbJSON
+import ThumbRender
+
 /// Walks one JSON object of the config file, taking keys by name and type and
 /// refusing, at `finish()`, any key nobody took: a typo must stop start-up,
 /// not silently fall back to a default.
@@ -28,6 +30,16 @@ struct ConfigReader {
             throw ConfigurationError(key: path(key), "must be an integer in \(range.lowerBound)…\(range.upperBound)")
         }
         return v
+    }
+
+    /// A `q`: an integer 1…100, or `"auto"` (`AutoQuality.unresolved`, SPEC §17), lower case only.
+    mutating func quality(_ key: String) throws(ConfigurationError) -> Int? {
+        guard let value = take(key) else { return nil }
+        switch value {
+        case .integer(let v) where (1...100).contains(v): return v
+        case .string("auto"): return AutoQuality.unresolved
+        default: throw ConfigurationError(key: path(key), "must be an integer in 1…100 or \"auto\"")
+        }
     }
 
     mutating func seconds(_ key: String, _ range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {

@@ -1,4 +1,5 @@
 import ThumbJSON
+import ThumbRender
 import ThumbService
 
 extension DaemonConfiguration {
@@ -15,7 +16,7 @@ extension DaemonConfiguration {
             if let h = p.height { fields.append(("h", .integer(h))) }
             if let f = p.fit { fields.append(("fit", .string(f.rawValue))) }
             if let f = p.format { fields.append(("format", .string(f.rawValue))) }
-            if let q = p.quality { fields.append(("q", .integer(q))) }
+            if let q = p.quality { fields.append(("q", Self.quality(q))) }
             if let g = p.gravity { fields.append(("gravity", .string(g.rawValue))) }
             if let bg = p.background { fields.append(("bg", .string(bg.hex))) }
             if let t = p.blurTenths { fields.append(("blur", tenths(t))) }
@@ -66,7 +67,8 @@ extension DaemonConfiguration {
                 ("maxPendingResponseBytes", .integer(http.maxPendingResponseBytes)),
             ])),
             ("output", .object([
-                ("defaultQuality", .integer(service.output.defaultQuality)),
+                ("defaultQuality", Self.quality(service.output.defaultQuality)),
+                ("autoQualityTarget", .integer(service.output.autoQualityTarget)),
                 ("cacheMaxAgeSeconds", .integer(service.output.cacheMaxAgeSeconds)),
                 ("staleWhileRevalidateSeconds", .integer(service.output.staleWhileRevalidateSeconds)),
                 ("errorMaxAgeSeconds", .integer(service.output.errorMaxAgeSeconds)),
@@ -104,4 +106,7 @@ extension DaemonConfiguration {
             ])),
         ])
     }
+
+    /// A `q` as the config file spells it: an integer, or `"auto"`.
+    static func quality(_ q: Int) -> JSONValue { q == AutoQuality.unresolved ? .string("auto") : .integer(q) }
 }

@@ -35,6 +35,9 @@ struct PrefetchBatch {
             case ("url", .string(let s)), ("fit", .string(let s)), ("format", .string(let s)), ("preset", .string(let s)),
                  ("gravity", .string(let s)), ("fp", .string(let s)), ("bg", .string(let s)):
                 query.append((name, s))
+            // `q` is an integer or "auto" (the query's parser refuses any other string).
+            case ("q", .string(let s)) where s == "auto":
+                query.append((name, s))
             case ("w", .integer(let n)), ("h", .integer(let n)), ("q", .integer(let n)), ("dpr", .integer(let n)),
                  ("blur", .integer(let n)), ("sharpen", .integer(let n)):
                 query.append((name, String(n)))

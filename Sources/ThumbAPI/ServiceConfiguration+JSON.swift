@@ -75,7 +75,8 @@ extension ServiceConfiguration {
             }
         }
         if var o = try r.object("output") {
-            if let v = try o.integer("defaultQuality", 1...100) { output.defaultQuality = v }
+            if let v = try o.quality("defaultQuality") { output.defaultQuality = v }
+            if let v = try o.integer("autoQualityTarget", AutoQuality.targetRange) { output.autoQualityTarget = v }
             if let v = try o.integer("cacheMaxAgeSeconds", 0...Int(Int32.max)) { output.cacheMaxAgeSeconds = v }
             if let v = try o.integer("staleWhileRevalidateSeconds", 0...Int(Int32.max)) {
                 output.staleWhileRevalidateSeconds = v
@@ -141,7 +142,7 @@ extension ServiceConfiguration.Preset {
             }
             self.format = format
         }
-        quality = try r.integer("q", 1...100)
+        quality = try r.quality("q")
         if let v = try r.string("gravity") {
             guard let gravity = Gravity(rawValue: v) else {
                 throw ConfigurationError(key: path + ".gravity", "must be \(CompositionParameters.gravityRule)")

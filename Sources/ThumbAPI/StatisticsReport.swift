@@ -102,6 +102,10 @@ struct StatisticsReport {
                    help: "POST /info batches answered as a stream of lines (application/x-ndjson), one cut short included.",
                    value: .integer(c.infoStreamed)),
 
+            Figure(section: "quality", field: "autoSearches", kind: .counter,
+                   help: "q=auto searches run: one per source and lossy format whose q was not known yet.",
+                   value: .integer(c.autoSearches)),
+
             Figure(section: "sharedStore", field: "hits", kind: .counter,
                    help: "Originals found in the shared store after a local disk miss.", value: .integer(sh.hits)),
             Figure(section: "sharedStore", field: "misses", kind: .counter,

@@ -11,6 +11,7 @@ import ThumbRender
 //          (the quality metric; see QualityBench)
 //        ThumbBench --animate [--runs N] [--w N] [--h N] [--fit F] [--q Q] [--out FILE] FILE...
 //          (animated GIF/WebP → animated WebP; see AnimationBench, anim-bench.sh)
+//        ThumbBench --auto-quality [--runs N] [--target T] FILE...   (q=auto's search per format; AutoQualityBench)
 //        ThumbBench --jxl-efforts [--runs N] [--q Q] FILE...   (JPEG XL efforts 3…7 and AVIF at 512 px; JXLEffortBench)
 //        ThumbBench --calibrate [--out FILE] FILE...   (QualityScale's tables; CalibrationBench, calibrate-quality.sh)
 //        ThumbBench --renditions DIR FILE... | --versus DIR --labels L,L... FILE... | --encode-cpu Q PNG...
@@ -27,6 +28,8 @@ var qualityBench = false
 var jpegQualities: [Int] = []
 var animate = false
 var jxlEfforts = false
+var autoQuality = false
+var target = AutoQuality.defaultTarget
 var quality = 82
 var output: String?
 var levers: String?
@@ -50,6 +53,8 @@ while let arg = args.next() {
     case "--jpeg": jpegQualities = (args.next() ?? "").split(separator: ",").compactMap { Int($0) }
     case "--animate": animate = true
     case "--jxl-efforts": jxlEfforts = true
+    case "--auto-quality": autoQuality = true
+    case "--target": target = Int(args.next() ?? "") ?? target
     case "--q": quality = Int(args.next() ?? "") ?? quality
     case "--out": output = args.next()
     case "--levers": levers = args.next()
@@ -90,6 +95,11 @@ if calibrate {
 
 if let levers {
     LeverBench.run(format: levers, files: files, alphaFiles: alphaFiles)
+    exit(0)
+}
+
+if autoQuality {
+    AutoQualityBench.run(files: files, runs: runs, target: target)
     exit(0)
 }
 

@@ -105,7 +105,12 @@ public actor ThumbClient {
             }
             if let dpr = r.dpr { item["dpr"] = dpr }
             if spec.format != .auto { item["format"] = spec.format.rawValue }
-            if let q = spec.quality { item["q"] = q }
+            if let q = spec.quality {
+                switch q {
+                case .value(let n): item["q"] = n
+                case .auto: item["q"] = "auto"
+                }
+            }
             if let g = spec.gravity { item["gravity"] = g.rawValue }
             if spec.enlarge { item["enlarge"] = true }
             items.append(item)

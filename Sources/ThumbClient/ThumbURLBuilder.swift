@@ -46,8 +46,10 @@ public struct ThumbURLBuilder: Sendable {
         if spec.enlarge { query += "&enlarge=1" }
         if spec.format != .auto { query += "&format=" + spec.format.rawValue }
         if let q = spec.quality {
-            guard (1...100).contains(q) else { throw .invalidRequest("quality \(q) is not in 1…100") }
-            query += "&q=\(q)"
+            if case .value(let n) = q, !(1...100).contains(n) {
+                throw .invalidRequest("quality \(n) is not in 1…100")
+            }
+            query += "&q=" + q.parameter
         }
         if let g = spec.gravity { query += "&gravity=" + g.rawValue }
         if let fp = spec.focalPoint {

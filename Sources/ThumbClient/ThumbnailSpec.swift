@@ -4,6 +4,23 @@
 public struct ThumbnailSpec: Hashable, Sendable {
     public enum Fit: String, Sendable { case inside, cover, fill, contain }
     public enum Format: String, Sendable { case auto, jpeg, png, webp, avif, jxl }
+    /// `q`: a number 1…100 on thumbd's perceptual scale (a literal works:
+    /// `quality: 70`), or `.auto`, the lowest q the server finds to reach its
+    /// `output.autoQualityTarget` for each source and format (SwiftClient.md).
+    public enum Quality: Hashable, Sendable, ExpressibleByIntegerLiteral {
+        case value(Int)
+        case auto
+
+        public init(integerLiteral value: Int) { self = .value(value) }
+
+        /// The query's spelling: the number, or `auto`.
+        var parameter: String {
+            switch self {
+            case .value(let q): String(q)
+            case .auto: "auto"
+            }
+        }
+    }
     public enum Gravity: String, Sendable {
         case center, north, south, east, west, northeast, northwest, southeast, southwest, attention
     }
@@ -17,8 +34,8 @@ public struct ThumbnailSpec: Hashable, Sendable {
     public var scale: Double
     public var fit: Fit
     public var format: Format
-    /// 1…100; nil for the deployment's default.
-    public var quality: Int?
+    /// 1…100 or `.auto`; nil for the deployment's default.
+    public var quality: Quality?
     public var gravity: Gravity?
     /// `cover`'s window centred on this point (fractions of the image, 3 decimals kept).
     public var focalPoint: (x: Double, y: Double)? {
@@ -36,7 +53,7 @@ public struct ThumbnailSpec: Hashable, Sendable {
     private var focal: FocalThousandths?
 
     public init(source: String, width: Double? = nil, height: Double? = nil, scale: Double = 1,
-                fit: Fit = .inside, format: Format = .auto, quality: Int? = nil, gravity: Gravity? = nil,
+                fit: Fit = .inside, format: Format = .auto, quality: Quality? = nil, gravity: Gravity? = nil,
                 focalPoint: (x: Double, y: Double)? = nil, background: String? = nil, blur: Double? = nil,
                 sharpen: Double? = nil, enlarge: Bool = false) {
         self.source = source

@@ -32,7 +32,9 @@ public struct InProcessEngine: RenderEngine {
         // An animation goes back to the daemon, which refuses maxAnimationPixels without
         // remembering it and admits the frames' estimate in a job of their own.
         if encoding.animation != nil && plan.isAnimated { return .needsMore(plan) }
-        guard plan.estimatedMemory <= budget.admittedBytes else { return .needsMore(plan) }
+        guard plan.estimatedMemory(searching: encoding.autoQualityTarget != nil) <= budget.admittedBytes else {
+            return .needsMore(plan)
+        }
         if deadline.hasPassed { throw .renderTimedOut }
         beforeDecode(budget.admittedBytes)
         return .rendered(try Self.render(source: source, plan: plan, factsSHA256: nil, encoding: encoding,
@@ -68,7 +70,10 @@ public struct InProcessEngine: RenderEngine {
     /// A render job's work on bytes already read, whichever process runs it.
     public static func render(source: [UInt8], plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
                               deadline: RenderDeadline) throws(RenderError) -> RenderOutput {
+        var encoding = encoding
         if let limits = encoding.animation, plan.isAnimated {
+            let choice = try searchQuality(source: source, plan: plan, format: .webp, encoding: &encoding,
+                                           deadline: deadline)
             // Facts come from their own canonical decode: the frames' scaler is the request's.
             let facts = try factsSHA256.map { sha throws(RenderError) in
                 try ThumbnailPipeline.facts(source: source, header: plan.header, sha256: sha, deadline: deadline)
@@ -80,7 +85,7 @@ public struct InProcessEngine: RenderEngine {
             return RenderOutput(bitmap: animated.firstFrame, facts: facts,
                                 encoded: EncodedThumbnail(bytes: e.bytes, format: e.format, width: e.width,
                                                           height: e.height, frames: animated.frames),
-                                fromAnimation: true)
+                                fromAnimation: true, autoQuality: choice)
         }
         let bitmap: Bitmap
         var facts: OriginalFacts?
@@ -90,8 +95,25 @@ public struct InProcessEngine: RenderEngine {
         } else {
             bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
         }
+        let choice = try searchQuality(source: source, plan: plan, format: encoding.format.resolved(isOpaque: bitmap.isOpaque),
+                                       encoding: &encoding, deadline: deadline)
         let encoded = try ThumbnailPipeline.encode(bitmap, format: encoding.format, quality: encoding.quality,
                                                    background: encoding.background, deadline: deadline)
-        return RenderOutput(bitmap: bitmap, facts: facts, encoded: encoded, fromAnimation: plan.isAnimated)
+        return RenderOutput(bitmap: bitmap, facts: facts, encoded: encoded, fromAnimation: plan.isAnimated,
+                            autoQuality: choice)
+    }
+
+    /// `q=auto`'s search for `format` when `encoding` asks for one and the
+    /// answer is lossy: on the source's canonical rendition, within the
+    /// render's deadline; `encoding.quality` becomes the `q` found.
+    static func searchQuality(source: [UInt8], plan: RenderPlan, format: OutputFormat, encoding: inout EncodingSpec,
+                              deadline: RenderDeadline) throws(RenderError) -> AutoQuality.Choice? {
+        guard let target = encoding.autoQualityTarget, format.usesQuality else { return nil }
+        let rendition = try AutoQuality.canonicalRendition(source: source, header: plan.header, deadline: deadline)
+        let found = try AutoQuality.search(rendition, format: format, target: target, background: encoding.background,
+                                           deadline: deadline)
+        encoding.quality = found.q
+        encoding.autoQualityTarget = nil
+        return AutoQuality.Choice(format: format, target: target, q: found.q)
     }
 }

@@ -35,9 +35,16 @@ public struct OriginalFacts: Equatable, Sendable, Codable {
     public var averageColor: String
     /// The `gravity=attention` point, in thousandths of the oriented width and height.
     public var focus: FocalPoint
+    /// `q=auto`'s results for this original (SPEC §17), one per lossy
+    /// format at most, in `OutputFormat` order: kept with the facts, used
+    /// only for the same target and table version. Not part of `version`
+    /// nor of `/info`: a search adds them to facts already kept.
+    public var autoQuality: [AutoQuality.Choice]
 
     public init(sha256: String, format: ImageFormat, width: Int, height: Int, orientation: Int, hasAlpha: Bool,
-                frames: Int, thumbhash: [UInt8], averageColor: String, focus: FocalPoint) {
+                frames: Int, thumbhash: [UInt8], averageColor: String, focus: FocalPoint,
+                autoQuality: [AutoQuality.Choice] = []) {
+        self.autoQuality = autoQuality
         self.sha256 = sha256
         self.format = format
         self.width = width

@@ -29,12 +29,18 @@ public struct EncodingSpec: Sendable, Equatable, Codable {
     /// Set when an animated source gives an animated WebP (API.md §
     /// Animation): the limits its frames are rendered under. nil: the first frame.
     public var animation: PipelineLimits?
+    /// Set for `q=auto` while the source's `q` for the format is unknown
+    /// (`output.autoQualityTarget`): the render searches it first
+    /// (`AutoQuality.search`) and encodes with it; `quality` is then ignored.
+    public var autoQualityTarget: Int?
 
-    public init(format: OutputFormat, quality: Int, background: RGBAColor?, animation: PipelineLimits? = nil) {
+    public init(format: OutputFormat, quality: Int, background: RGBAColor?, animation: PipelineLimits? = nil,
+                autoQualityTarget: Int? = nil) {
         self.format = format
         self.quality = quality
         self.background = background
         self.animation = animation
+        self.autoQualityTarget = autoQualityTarget
     }
 }
 
@@ -47,11 +53,16 @@ public struct RenderOutput: Sendable {
     public var encoded: EncodedThumbnail
     /// The source has two frames or more (the bitmap is its first).
     public var fromAnimation: Bool
+    /// What a `q=auto` search of this render chose (`EncodingSpec.autoQualityTarget`);
+    /// nil when none ran (a lossless answer, or `q` given).
+    public var autoQuality: AutoQuality.Choice?
 
-    public init(bitmap: Bitmap, facts: OriginalFacts?, encoded: EncodedThumbnail, fromAnimation: Bool = false) {
+    public init(bitmap: Bitmap, facts: OriginalFacts?, encoded: EncodedThumbnail, fromAnimation: Bool = false,
+                autoQuality: AutoQuality.Choice? = nil) {
         self.bitmap = bitmap
         self.facts = facts
         self.encoded = encoded
         self.fromAnimation = fromAnimation
+        self.autoQuality = autoQuality
     }
 }

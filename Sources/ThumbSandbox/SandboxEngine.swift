@@ -101,7 +101,7 @@ public final class SandboxEngine: RenderEngine {
                                    original: original, budget: budget)
         if case .plan(let plan) = reply { return .needsMore(plan) }
         return .rendered(try output(reply, fds, maxSide: limits.maxOutputDimension,
-                                    maxFrames: encoding.animation?.maxAnimationFrames ?? 1))
+                                    maxFrames: encoding.animation?.maxAnimationFrames ?? 1, encoding: encoding))
     }
 
     public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
@@ -109,15 +109,19 @@ public final class SandboxEngine: RenderEngine {
         let (reply, fds) = try run(.render(plan: plan, factsSHA256: factsSHA256, encoding: encoding),
                                    original: original, budget: budget)
         return try output(reply, fds, maxSide: max(plan.geometry.width, plan.geometry.height),
-                          maxFrames: encoding.animation?.maxAnimationFrames ?? 1)
+                          maxFrames: encoding.animation?.maxAnimationFrames ?? 1, encoding: encoding)
     }
 
-    /// A render's answer, checked: its bitmap is no larger than the result may be.
+    /// A render's answer, checked: its bitmap is no larger than the result
+    /// may be, and a `q=auto` choice is one the job asked for, of the format
+    /// it answered, on this release's table, in 1…100.
     private func output(_ reply: WorkerReply, _ fds: [OwnedFileDescriptor], maxSide: Int,
-                        maxFrames: Int) throws(RenderError) -> RenderOutput {
+                        maxFrames: Int, encoding: EncodingSpec) throws(RenderError) -> RenderOutput {
         guard case .rendered(let bw, let bh, let facts, let format, let width, let height, let frames,
-                             let fromAnimation) = reply, fds.count == 2,
-              bw > 0, bh > 0, bw <= maxSide, bh <= maxSide, frames >= 1, frames <= maxFrames
+                             let fromAnimation, let choice) = reply, fds.count == 2,
+              bw > 0, bh > 0, bw <= maxSide, bh <= maxSide, frames >= 1, frames <= maxFrames,
+              choice.map({ $0.target == encoding.autoQualityTarget && $0.format == format && $0.format.usesQuality
+                      && $0.table == AutoQuality.qualityTableVersion && (1...100).contains($0.q) }) ?? true
         else { throw unexpected(reply) }
         // Each memfd is closed once read: its pages go before the next result's are copied.
         let pixels = try read(fds[0], maxBytes: bw * bh * 4)
@@ -128,7 +132,7 @@ public final class SandboxEngine: RenderEngine {
         return RenderOutput(bitmap: Bitmap(width: bw, height: bh, pixels: pixels), facts: facts,
                             encoded: EncodedThumbnail(bytes: bytes, format: format, width: width, height: height,
                                                       frames: frames),
-                            fromAnimation: fromAnimation)
+                            fromAnimation: fromAnimation, autoQuality: choice)
     }
 
     public func encode(_ bitmap: Bitmap, encoding: EncodingSpec,

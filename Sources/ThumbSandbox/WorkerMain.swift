@@ -150,7 +150,8 @@ public enum WorkerMain {
         }
         return (.rendered(bitmapWidth: output.bitmap.width, bitmapHeight: output.bitmap.height, facts: output.facts,
                           format: output.encoded.format, width: output.encoded.width, height: output.encoded.height,
-                          frames: output.encoded.frames, fromAnimation: output.fromAnimation),
+                          frames: output.encoded.frames, fromAnimation: output.fromAnimation,
+                          autoQuality: output.autoQuality),
                 memories)
     }
 

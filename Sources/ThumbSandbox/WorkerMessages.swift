@@ -42,7 +42,8 @@ enum WorkerReply: Codable, Sendable {
     case facts(OriginalFacts)
     case encoded(format: OutputFormat, width: Int, height: Int)
     case rendered(bitmapWidth: Int, bitmapHeight: Int, facts: OriginalFacts?,
-                  format: OutputFormat, width: Int, height: Int, frames: Int, fromAnimation: Bool)
+                  format: OutputFormat, width: Int, height: Int, frames: Int, fromAnimation: Bool,
+                  autoQuality: AutoQuality.Choice?)
     case failed(RenderError)
 }
 

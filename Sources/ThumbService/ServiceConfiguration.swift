@@ -101,7 +101,11 @@ public struct ServiceConfiguration: Equatable, Sendable {
     }
 
     public struct Output: Equatable, Sendable {
-        public var defaultQuality = 82
+        /// `q` when a request and its preset give none: 1…100, or
+        /// `AutoQuality.unresolved` for `"auto"` (SPEC §17).
+        public var defaultQuality = 80
+        /// The SSIMULACRA2 score `q=auto` searches for (30…95; reloadable).
+        public var autoQualityTarget = AutoQuality.defaultTarget
         public var cacheMaxAgeSeconds = 86_400
         /// `stale-while-revalidate` of successful answers; 0 leaves it out.
         public var staleWhileRevalidateSeconds = 3600
@@ -134,6 +138,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         public var height: Int?
         public var fit: Fit?
         public var format: OutputFormat?
+        /// 1…100, or `AutoQuality.unresolved` for `"auto"`.
         public var quality: Int?
         /// Yields to a request's `gravity`, and to its `fp`.
         public var gravity: Gravity?

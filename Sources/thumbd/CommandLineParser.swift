@@ -43,7 +43,9 @@ enum CommandLineParser {
                                        format: formatFromExtension(output))
         command.width = try integer(options.values["--w"], name: "--w", in: 1...Int(Int32.max))
         command.height = try integer(options.values["--h"], name: "--h", in: 1...Int(Int32.max))
-        command.quality = try integer(options.values["--q"], name: "--q", in: 1...100)
+        // `auto` (lower case only, SPEC §17): the search's q, printed on standard error.
+        command.quality = options.values["--q"] == "auto" ? AutoQuality.unresolved
+            : try integer(options.values["--q"], name: "--q", in: 1...100)
         if command.width == nil && command.height == nil {
             throw UsageError(message: "thumbnail needs --w or --h (or both)")
         }

@@ -9,7 +9,7 @@ let usageText = """
       thumbd [--config FILE] [--listen ADDR]      run the service in the foreground
       thumbd check-config --config FILE           validate a config file and print it
       thumbd thumbnail INPUT OUTPUT [--w N] [--h N] [--fit inside|cover|fill|contain]
-                       [--format auto|jpeg|png|webp|avif|jxl|rgba] [--q 1-100]
+                       [--format auto|jpeg|png|webp|avif|jxl|rgba] [--q 1-100|auto]
                        [--enlarge] [--gravity G] [--fp X,Y] [--bg RRGGBB[AA]]
                        [--blur 0.3-100] [--sharpen 0.3-10] [--animated 0|1]
                                                   thumbnail one local file

@@ -15,7 +15,7 @@ import Testing
         #expect(c.listen == "127.0.0.1:8080" && c.service.workers == 0 && c.service.maxQueue == 256)
         #expect(c.service.memoryCacheBytes == 268_435_456 && c.service.diskStore.maxBytes == 4_294_967_296)
         #expect(c.service.limits.maxDecodeMemoryBytes == 536_870_912 && c.service.origin.maxRedirects == 3)
-        #expect(c.http.maxHeaderBytes == 16_384 && c.service.output.defaultQuality == 82 && c.log.level == .info)
+        #expect(c.http.maxHeaderBytes == 16_384 && c.service.output.defaultQuality == 80 && c.log.level == .info)
     }
 
     @Test func everyKeyIsRead() throws {

@@ -100,7 +100,7 @@ import ThumbRender
 
         let stats = try JSONParser.parse(restarted.get("/stats").body)
         guard case .object(let top) = stats else { Issue.record("stats not an object"); return }
-        #expect(top.map(\.key) == ["uptimeSeconds", "memoryCache", "diskStore", "origin", "render", "info", "sharedStore", "requests",
+        #expect(top.map(\.key) == ["uptimeSeconds", "memoryCache", "diskStore", "origin", "render", "info", "quality", "sharedStore", "requests",
                                     "connections", "prefetch"])
     }
 

@@ -311,15 +311,15 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         let text = MetricsExposition.render(figures: busyReport().figures, durations: histogram.snapshot())
         let exposition = try parseExposition(text)
 
-        // 56 plain figures (/stats' own, the connections' limits, prefetch),
+        // 57 plain figures (/stats' own, the connections' limits, prefetch),
         // thumbd_requests_total, the histogram.
-        #expect(exposition.families.count == 58)
+        #expect(exposition.families.count == 59)
         #expect(exposition.families.first == "thumbd_uptime_seconds")
         #expect(exposition.families.last == "thumbd_request_duration_seconds")
         #expect(exposition.types["thumbd_requests_total"] == "counter")
         #expect(exposition.types["thumbd_request_duration_seconds"] == "histogram")
-        // 56 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
-        #expect(exposition.samples.count == 56 + 5 + 4 * 17)
+        // 57 + 5 statuses + 4 outcomes × (14 bounds + +Inf + _sum + _count)
+        #expect(exposition.samples.count == 57 + 5 + 4 * 17)
         #expect(text.contains("\n# TYPE thumbd_shared_store_rejected_total counter\n"))
         #expect(text.contains("\nthumbd_memory_cache_hits_total 1234\n"))
         #expect(text.contains("\nthumbd_request_duration_seconds_bucket{outcome=\"memory\",le=\"0.0005\"} 1\n"))
@@ -361,11 +361,12 @@ private func buckets(_ exposition: Exposition, _ outcome: String) -> [(le: Strin
         }
         let table = busyReport().figures.map { ($0.section.map { $0 + "." } ?? "") + $0.field }
         #expect(table == paths)
-        #expect(paths.count == 58)
+        #expect(paths.count == 59)
         #expect(paths.contains("render.killed") && paths.contains("render.crashed"))
         #expect(["hits", "misses", "writes", "writeFailures", "readFailures", "rejected"].allSatisfy { paths.contains("sharedStore." + $0) })
         #expect(paths.contains("info.requests") && paths.contains("info.batchItems") && paths.contains("info.computed")
                 && paths.contains("info.abandoned") && paths.contains("info.streamed"))
+        #expect(paths.contains("quality.autoSearches"))
     }
 
     @Test func labelValuesAndHelpAreEscaped() throws {

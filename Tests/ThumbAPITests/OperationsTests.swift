@@ -234,7 +234,7 @@ import ThumbHTTP
                     compared += 1
                 }
             }
-            #expect(compared == 46)   // memoryCache 7, diskStore 8, origin 5, render 10, info 5, sharedStore 6, prefetch 5
+            #expect(compared == 47)   // memoryCache 7, diskStore 8, origin 5, render 10, info 5, quality 1, sharedStore 6, prefetch 5
             #expect(metrics.value("thumbd_memory_cache_hits_total") == 1 && metrics.value("thumbd_origin_fetches_total") == 1)
             #expect(metrics.value("thumbd_requests_total", ["status": "404"]) == 1)
             // The /stats request itself was answered before /metrics ran, so it counts.

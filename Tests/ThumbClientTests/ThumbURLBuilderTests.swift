@@ -48,6 +48,15 @@ import ThumbAPI
         }
     }
 
+    /// `.auto` is spelled `auto` on the wire (SPEC §15, §17); a number as it is.
+    @Test func qualityAutoIsSpelledAuto() throws {
+        let builder = ThumbURLBuilder(baseURL: base)
+        let auto = try builder.thumbnailTarget(ThumbnailSpec(source: "http://a/x.jpg", width: 10, quality: .auto))
+        #expect(auto.hasSuffix("&w=10&q=auto"))
+        let number = try builder.thumbnailTarget(ThumbnailSpec(source: "http://a/x.jpg", width: 10, quality: 55))
+        #expect(number.hasSuffix("&w=10&q=55"))
+    }
+
     @Test func theTargetIsTheOneSpellingAndItsSignatureIsThumbds() throws {
         let builder = ThumbURLBuilder(baseURL: base, signingKey: "key")
         var spec = ThumbnailSpec(source: "https://cdn.example/a b/ü.jpg?x=(1)!", width: 64, height: 48, scale: 2, fit: .cover,

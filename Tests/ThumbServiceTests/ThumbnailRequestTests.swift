@@ -15,7 +15,7 @@ import ThumbRender
         let r = try parse([("url", url), ("w", "256")])
         #expect(r.sourceURL == url)
         #expect(r.variant == ThumbnailVariant(prepared: PreparedVariant(width: 256, height: nil, fit: .inside, enlarge: false),
-                                              format: .auto, quality: 82))
+                                              format: .auto, quality: 80))
         let full = try parse([("url", url), ("w", "10"), ("h", "20"), ("fit", "cover"), ("enlarge", "1"),
                               ("format", "png"), ("q", "50")])
         #expect(full.variant.prepared == PreparedVariant(width: 10, height: 20, fit: .cover, enlarge: true))

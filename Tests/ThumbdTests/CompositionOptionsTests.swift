@@ -45,7 +45,7 @@ import ThumbRender
             let request = try ThumbnailRequest(query: [(name: "url", value: "https://cdn.example/a.jpg")]
                                                + pairs.map { (name: $0.0, value: $0.1) },
                                                config: ServiceConfiguration())
-            #expect(command.variant(defaultQuality: 82) == request.variant, "\(options)")
+            #expect(command.variant(defaultQuality: 80) == request.variant, "\(options)")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import thumbd
+import ThumbRender
 
 /// Runs the real `thumbd` binary, as an operator would.
 @Suite struct ThumbnailCommandTests {
@@ -37,6 +38,26 @@ import Testing
         #expect(try ThumbdBinary.run(["thumbnail", input, avif, "--w", "80", "--format", "avif"]).status == 0)
         let avifData = try #require(FileManager.default.contents(atPath: avif))
         #expect(avifData.count > 12 && avifData[4..<12] == Data("ftypavif".utf8))
+    }
+
+    /// `--q auto` (SPEC §17): the search's q on stderr, the same q the search
+    /// finds in-process; nothing printed for a lossless answer; `AUTO` is a usage error.
+    @Test func qAutoPrintsTheQualityItChose() throws {
+        let webp = temp("auto.webp"), png = temp("auto.png")
+        defer { for f in [webp, png] { try? FileManager.default.removeItem(atPath: f) } }
+        let input = Self.fixtures + "/photos/coffee.jpg"
+        let run = try ThumbdBinary.run(["thumbnail", input, webp, "--w", "200", "--q", "auto"])
+        #expect(run.status == 0, "\(run)")
+        let printed = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("quality: ") })
+        let q = try #require(Int(printed.dropFirst("quality: ".count)))
+        let source = [UInt8](try #require(FileManager.default.contents(atPath: input)))
+        let header = try ThumbnailPipeline.probe(source: source, limits: PipelineLimits())
+        let rendition = try AutoQuality.canonicalRendition(source: source, header: header)
+        #expect(try AutoQuality.search(rendition, format: .webp, target: 80, background: nil).q == q)
+        let lossless = try ThumbdBinary.run(["thumbnail", input, png, "--w", "50", "--q", "auto"])
+        #expect(lossless.status == 0 && !lossless.stderr.contains("quality:"))
+        let upper = try ThumbdBinary.run(["thumbnail", input, webp, "--w", "50", "--q", "AUTO"])
+        #expect(upper.status == 2 && upper.stderr.contains("--q"))
     }
 
     @Test func unreadableOrUndecodableInputExits1() throws {

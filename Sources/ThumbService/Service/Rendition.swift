@@ -35,6 +35,9 @@ public struct Rendition: Sendable {
     /// its animation): a request whose `auto` keeps animations in WebP does
     /// not take a still one (ThumbnailRequest+Animation.swift).
     public var fromAnimatedSource = false
+    /// The `q` the answer was encoded with (`X-Image-Quality`, SPEC §17):
+    /// `q=auto`'s choice once resolved; nil for `png` and `rgba`.
+    public var quality: Int?
 
     static func etag(originalSHA256: String, variant: ThumbnailVariant) -> String {
         let digest = Digest.sha256(Array("\(originalSHA256)|\(variant.canonicalKey)|r\(ThumbnailVariant.rendererVersion)".utf8))
@@ -59,10 +62,14 @@ enum MemoryKey: Hashable, Sendable, HeapFootprint {
     /// `/info`'s serialized answer for `url` (dropped with the source's
     /// variants when its original changes or is purged).
     case info(url: String)
+    /// `q=auto`'s results for `url`'s original (SPEC §17), by URL alone: a
+    /// request resolves `q=auto` before it knows the original's digest.
+    case autoQuality(url: String)
 
     var url: String {
         switch self {
-        case .prepared(let url, _), .rendition(let url, _), .facts(let url, _), .info(let url): url
+        case .prepared(let url, _), .rendition(let url, _), .facts(let url, _), .info(let url),
+             .autoQuality(let url): url
         }
     }
 
@@ -86,10 +93,13 @@ enum MemoryItem: Sendable, HeapFootprint {
     case rendition(Rendition)
     case facts(OriginalFacts)
     case info(SourceInfo)
+    /// The results of the original whose digest is `originalSHA256`.
+    case autoQuality([AutoQuality.Choice], originalSHA256: String)
 
     var heapBytes: Int {
         switch self {
-        case .facts(let f): f.sha256.heapBytes + f.thumbhash.heapBytes + f.averageColor.heapBytes
+        case .autoQuality(let choices, let sha): Heap.array(choices) + sha.heapBytes
+        case .facts(let f): f.sha256.heapBytes + f.thumbhash.heapBytes + f.averageColor.heapBytes + Heap.array(f.autoQuality)
         case .info(let info): info.heapBytes
         case .prepared(let bitmap, let sha, _): bitmap.pixels.heapBytes + sha.heapBytes
         // contentType is one of `OutputFormat.contentType`'s literals: on no heap.

@@ -27,6 +27,9 @@ public struct ServiceCounters: Equatable, Sendable {
     public var infoAbandoned = 0
     /// `POST /info` batches answered as a stream of lines (`info.streamed`), one cut short included.
     public var infoStreamed = 0
+    /// `q=auto` searches run (`quality.autoSearches`): one per source and
+    /// lossy format, unless its result was not kept.
+    public var autoSearches = 0
 }
 
 /// `ServiceCounters` behind a lock, shared by reference between the service

@@ -62,7 +62,7 @@ public struct ThumbnailRequest: Hashable, Sendable {
         let maxSide = config.limits.maxOutputDimension
         let width = try Self.integer(values["w"], "w", 1...maxSide) ?? preset?.width
         let height = try Self.integer(values["h"], "h", 1...maxSide) ?? preset?.height
-        let quality = try Self.integer(values["q"], "q", 1...100) ?? preset?.quality ?? config.output.defaultQuality
+        let quality = try Self.quality(values["q"]) ?? preset?.quality ?? config.output.defaultQuality
         var fit = preset?.fit ?? .inside
         if let text = values["fit"] {
             guard let value = Fit(rawValue: text) else {
@@ -143,6 +143,17 @@ public struct ThumbnailRequest: Hashable, Sendable {
         // After negotiation: `bg` is inert for `auto` answered as WebP or AVIF.
         variant = composition.applied(to: plain, dpr: dpr)
         animationVariant = Self.animationVariant(variant, accept: accept, negotiates: variesByAccept)
+    }
+
+    /// `q`: 1…100, or `auto` (`AutoQuality.unresolved`) — in lower case
+    /// only (SPEC §17): `AUTO` is a `400` like any other word.
+    static func quality(_ text: String?) throws(ServiceError) -> Int? {
+        if text == "auto" { return AutoQuality.unresolved }
+        do {
+            return try integer(text, "q", 1...100)
+        } catch {
+            throw .badRequest("q must be an integer in 1…100 or auto")
+        }
     }
 
     /// Strict decimal: digits only (no sign, no spaces), within `range`.

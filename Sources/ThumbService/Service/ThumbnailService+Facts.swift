@@ -24,9 +24,15 @@ extension ThumbnailService {
     }
 
     /// Keeps freshly computed facts in memory and beside the original on
-    /// disk (when the store keeps the original).
+    /// disk (when the store keeps the original), with the `q=auto` results
+    /// a render found before them.
     func remember(_ facts: OriginalFacts, url: String) {
         counters.withLock { $0.factsComputed += 1 }
+        store(withRememberedAutoQuality(facts, url: url), url: url)
+    }
+
+    /// Keeps facts in memory, beside the original on disk, and in the shared store's sidecar.
+    func store(_ facts: OriginalFacts, url: String) {
         memory.insert(.facts(facts), for: .facts(url: url, sha256: facts.sha256))
         disk?.keepFacts(facts, url: url)
         // The shared copy's sidecar gets them too, so other instances never compute them (SeveralInstances.md).

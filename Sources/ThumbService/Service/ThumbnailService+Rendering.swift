@@ -31,7 +31,8 @@ extension ThumbnailService {
         let budget = current.limits.maxDecodeMemoryBytes
         if let error = Self.overBudget(original, budget: budget) { return finishRender(request, .failure(error)) }
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
-        let encoding = Self.encoding(request, limits: limits)
+        let target = current.output.autoQualityTarget
+        let encoding = Self.encoding(request, limits: limits, autoQualityTarget: target)
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let deadline = Deadline(after: seconds, on: clock)
             // The common miss — the original's facts known, or nothing could keep them — is one
@@ -40,9 +41,15 @@ extension ThumbnailService {
             // depends on whether the source is animated plans first unless its facts say.
             let known = knownFacts(url: request.sourceURL, original)
             var request = request, encoding = encoding
+            if request.asksAutoQuality {
+                // Searched by another instance, or before a restart: kept with the facts.
+                request = request.resolvingAutoQuality(knownAutoQuality(url: request.sourceURL, original),
+                                                       target: target)
+                encoding = Self.encoding(request, limits: limits, autoQualityTarget: target)
+            }
             if let known, request.animationVariant != nil {
                 request = request.answering(sourceIsAnimated: known.rendersAsAnimation)
-                encoding = Self.encoding(request, limits: limits)
+                encoding = Self.encoding(request, limits: limits, autoQualityTarget: target)
             }
             if known != nil || (!request.variant.prepared.needsFocus && !canKeepFacts(url: request.sourceURL)
                                     && request.animationVariant == nil) {
@@ -82,7 +89,7 @@ extension ThumbnailService {
             if deadline.hasPassed { throw .renderTimedOut }
             if request.animationVariant != nil {
                 request = request.answering(sourceIsAnimated: plan.isAnimated)
-                encoding = Self.encoding(request, limits: limits)
+                encoding = Self.encoding(request, limits: limits, autoQualityTarget: target)
             }
             var facts = factsWork(request, original, &plan, budget: budget)
             // An animation's frames share no decode with the canonical copy: its facts come after
@@ -105,10 +112,12 @@ extension ThumbnailService {
     }
 
     /// How `request`'s rendition is encoded: animated (under `limits`) when
-    /// it is WebP and `animated` is not 0 (API.md § Animation).
-    static func encoding(_ request: ThumbnailRequest, limits: PipelineLimits) -> EncodingSpec {
+    /// it is WebP and `animated` is not 0 (API.md § Animation); with a
+    /// `q=auto` search for `autoQualityTarget` while its `q` is unresolved.
+    static func encoding(_ request: ThumbnailRequest, limits: PipelineLimits, autoQualityTarget: Int) -> EncodingSpec {
         var encoding = request.variant.encoding
         if request.variant.animates { encoding.animation = limits }
+        if request.variant.asksAutoQuality { encoding.autoQualityTarget = autoQualityTarget }
         return encoding
     }
 
@@ -116,13 +125,16 @@ extension ThumbnailService {
     /// checked against `limits.maxAnimationPixels`: that refusal depends on
     /// the variant, so it is thrown past the negative cache, never remembered.
     static func estimate(_ plan: RenderPlan, _ encoding: EncodingSpec, withFacts: Bool) throws(ServiceError) -> Int {
+        // A q=auto search runs after the render's bitmap exists, beside it.
+        let search = encoding.autoQualityTarget == nil ? 0
+            : AutoQuality.searchMemory(header: plan.header, sourceBytes: plan.sourceBytes)
         guard let limits = encoding.animation, plan.isAnimated else {
-            return withFacts ? plan.estimatedMemoryWithFacts : plan.estimatedMemory
+            return (withFacts ? plan.estimatedMemoryWithFacts : plan.estimatedMemory) + search
         }
         try rendering { () throws(RenderError) in try ThumbnailPipeline.checkAnimationPixels(plan: plan, limits: limits) }
         let frames = plan.estimatedAnimationMemory(limits: limits)
-        return withFacts ? max(frames, ThumbnailPipeline.canonicalDecodeMemory(plan.header, sourceBytes: plan.sourceBytes))
-            : frames
+        return (withFacts ? max(frames, ThumbnailPipeline.canonicalDecodeMemory(plan.header, sourceBytes: plan.sourceBytes))
+            : frames) + search
     }
 
     /// What a render does about its original's facts (API.md § /info: they
@@ -208,6 +220,12 @@ extension ThumbnailService {
     private func finish(_ request: ThumbnailRequest, _ original: Original, _ output: RenderOutput,
                         facts: FactsWork) -> RenderStep {
         let sha = original.metadata.sha256
+        var request = request
+        if let choice = output.autoQuality {
+            // The rendition is keyed, tagged and answered by the q found: q=auto and q=Q share it.
+            rememberAutoQuality(choice, url: request.sourceURL, original)
+            request.variant.quality = choice.q
+        }
         memory.insert(.prepared(output.bitmap, originalSHA256: sha, fromAnimation: output.fromAnimation),
                       for: .prepared(url: request.sourceURL, request.variant.prepared))
         if facts == .later { computeFactsInBackground(url: request.sourceURL, original) }
@@ -297,6 +315,7 @@ extension ThumbnailService {
                                   width: encoded.width, height: encoded.height, frames: encoded.frames,
                                   etag: Rendition.etag(originalSHA256: sha256, variant: request.variant))
         rendition.fromAnimatedSource = fromAnimatedSource
+        if encoded.format.usesQuality { rendition.quality = request.variant.quality }
         memory.insert(.rendition(rendition), for: .rendition(url: request.sourceURL, request.variant))
         return rendition
     }

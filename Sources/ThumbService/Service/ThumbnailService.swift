@@ -158,6 +158,7 @@ public final class ThumbnailService: Sendable {
     /// allowed; nil otherwise, and `thumbnail(_:completion:)` then gives the
     /// answer (a render, or the refusal).
     public func cachedRendition(_ request: ThumbnailRequest) -> Rendition? {
+        let request = request.asksAutoQuality ? resolvingAutoQuality(request) : request
         guard hostRefusal(request) == nil, let r = memoryRendition(request) else { return nil }
         counters.countMemoryHit()
         return r
@@ -171,6 +172,9 @@ public final class ThumbnailService: Sendable {
     public func thumbnail(_ request: ThumbnailRequest, priority: RenderQueue.Priority = .live,
                           clientGone: (@Sendable () -> Bool)? = nil,
                           completion: @escaping @Sendable (Result<ThumbnailResult, ServiceError>) -> Void) {
+        // `q=auto` with a known result is an ordinary look-up of that q; unresolved, its requests
+        // coalesce on the unresolved variant, whose render searches.
+        let request = request.asksAutoQuality ? resolvingAutoQuality(request) : request
         let url = request.sourceURL
         if let refused = hostRefusal(request) { return completion(.failure(refused)) }
         // Statistics.md: memory hits and misses count /thumbnail requests; prefetch items are not.
@@ -195,7 +199,8 @@ public final class ThumbnailService: Sendable {
             return
         }
         if case .prepared(let bitmap, let sha, let fromAnimation)? = memory.get(.prepared(url: url, request.variant.prepared)),
-           !(fromAnimation && (request.variant.animates || request.animationVariant != nil)) {
+           !(fromAnimation && (request.variant.animates || request.animationVariant != nil)),
+           !request.asksAutoQuality {   // the search needs the original
             if live { counters.countMemoryHit() }
             submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
                 .done(try self.encode(request, bitmap: bitmap, sha256: sha, fromAnimatedSource: fromAnimation), .memory)

@@ -10,7 +10,7 @@ import ThumbRender
 /// another shape, built by the API layer.
 extension OriginalFacts {
     var json: JSONValue {
-        .object([
+        var members: [(String, JSONValue)] = [
             ("version", .integer(Self.version)),
             ("sha256", .string(sha256)),
             ("format", .string(format.rawValue)),
@@ -22,7 +22,32 @@ extension OriginalFacts {
             ("thumbhash", .string(thumbhashBase64)),
             ("averageColor", .string(averageColor)),
             ("focus", .array([.integer(focus.x), .integer(focus.y)])),
-        ])
+        ]
+        // `autoQuality: {FORMAT: {"target": T, "table": V, "q": Q}}` (SPEC §17), when any was searched.
+        if !autoQuality.isEmpty {
+            members.append(("autoQuality", .object(autoQuality.map { c in
+                (c.format.rawValue, .object([("target", .integer(c.target)), ("table", .integer(c.table)),
+                                             ("q", .integer(c.q))]))
+            })))
+        }
+        return .object(members)
+    }
+
+    /// The stored `autoQuality` entries that are whole and in range; any
+    /// other entry is dropped (searched again), never the facts with it.
+    static func autoQuality(_ value: JSONValue?) -> [AutoQuality.Choice] {
+        guard case .object(let entries)? = value else { return [] }
+        let choices = entries.compactMap { (name, entry) -> AutoQuality.Choice? in
+            guard let format = OutputFormat(rawValue: name), format != .auto, format.usesQuality,
+                  case .object(let members) = entry else { return nil }
+            var fields: [String: JSONValue] = [:]
+            for (k, v) in members { fields[k] = v }
+            guard case .integer(let target)? = fields["target"], AutoQuality.targetRange.contains(target),
+                  case .integer(let table)? = fields["table"], case .integer(let q)? = fields["q"],
+                  (1...100).contains(q) else { return nil }
+            return AutoQuality.Choice(format: format, target: target, table: table, q: q)
+        }
+        return AutoQuality.merged([], choices)
     }
 
     /// Nil for anything but facts of this version, whole and in range: a
@@ -46,7 +71,7 @@ extension OriginalFacts {
               (0...1000).contains(x), (0...1000).contains(y) else { return nil }
         self.init(sha256: sha, format: format, width: width, height: height, orientation: orientation,
                   hasAlpha: hasAlpha, frames: frames, thumbhash: thumbhash, averageColor: averageColor,
-                  focus: FocalPoint(x: x, y: y))
+                  focus: FocalPoint(x: x, y: y), autoQuality: Self.autoQuality(fields["autoQuality"]))
     }
 
     private static func isHexColor(_ s: String) -> Bool {
