@@ -145,6 +145,46 @@ private final class ChangingOrigin: OriginFetching {
         #expect(eventually { s.flightsInProgress.facts == 0 && s.backgroundFacts.withLock { $0.isEmpty } })
     }
 
+    /// One job serves both (API.md § POST /info): a facts job still waiting when a render of
+    /// its source that computes the facts anyway starts is withdrawn, and the render answers
+    /// the `/info` waiting for it. The facts job could not have run: the one facts slot of two
+    /// workers is held throughout, so the `/info` answers only if the render served it.
+    @Test func aRenderThatComputesTheFactsWithdrawsTheQueuedFactsJob() throws {
+        let dir = NSTemporaryDirectory() + "thumbd-info-service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        var c = ServiceConfiguration()
+        c.workers = 2   // facts jobs hold at most one of them
+        let s = ThumbnailService(configuration: c, fetcher: origin, disk: try DiskStore(directory: dir, maxBytes: 50 << 20))
+        defer { s.renders.shutdown() }
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        _ = try s.renders.submit(cost: 1, kind: .facts) { _ = gate.wait(timeout: .now() + 60) }
+        #expect(eventually { s.renders.statistics.active == 1 })
+        let infoAnswered = DispatchSemaphore(value: 0)
+        let infoResult = Mutex<Result<InfoResult, ServiceError>?>(nil)
+        s.info(try InfoRequest(url: url)) { result in
+            infoResult.withLock { $0 = result }
+            infoAnswered.signal()
+        }
+        #expect(eventually { s.renders.statistics.queued == 1 }, "the facts job waits for the held slot")
+        // 640×427 to 300 wide decodes at the canonical 1/2: the render computes the facts.
+        let rendered = DispatchSemaphore(value: 0)
+        let ok = Mutex(false)
+        s.thumbnail(try ThumbnailRequest(query: [("url", url), ("w", "300")], config: c)) { result in
+            if case .success = result { ok.withLock { $0 = true } }
+            rendered.signal()
+        }
+        #expect(rendered.wait(timeout: .now() + 30) == .success && ok.withLock { $0 })
+        #expect(infoAnswered.wait(timeout: .now() + 30) == .success, "answered by the render, the facts slot still held")
+        #expect((try? infoResult.withLock { $0 }?.get().info.facts.format) == .jpeg)
+        #expect(s.renders.statistics.queued == 0 && s.renders.statistics.active == 1, "withdrawn, not run")
+        #expect(s.statistics.counters.factsComputed == 1 && s.flightsInProgress.facts == 0)
+        gate.signal()
+        #expect(eventually { s.renders.statistics.active == 0 && s.renders.statistics.queued == 0 })
+        #expect(s.statistics.counters.factsComputed == 1, "one job computed them")
+    }
+
     /// With no memory cache and no disk store nothing could keep the facts: renders that do
     /// not need the focus compute none (each would compute them again), and one that needs
     /// the focus still finds it.
