@@ -32,6 +32,9 @@ extension ThumbnailService {
         if let error = Self.overBudget(original, budget: budget) { return finishRender(request, .failure(error)) }
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let encoding = Self.encoding(request, limits: limits)
+        // A source someone wants the thumbnail of is on a screen: its facts, if a job waits for
+        // them, go first in their line, ahead of rows only prefetched (issue 38).
+        if let id = queuedFacts.withLock({ $0[request.sourceURL] }) { renders.hurry(id) }
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let deadline = Deadline(after: seconds, on: clock)
             // The common miss — the original's facts known, or nothing could keep them — is one
