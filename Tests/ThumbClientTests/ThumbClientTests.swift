@@ -239,26 +239,6 @@ import ThumbTestSupport
             #expect(await planner.started.count == 6, "every row asked once")
         }
     }
-
-    /// Cells ask for their rows' facts the moment the planner is told of them: they wait
-    /// for the planner's own batch (one batch, each row's facts from its line) rather than
-    /// reaching the client ahead of it and asking again.
-    @Test func cellsAskingAtOnceJoinThePlannersBatch() async throws {
-        try await ClientTestDaemon.with { d in
-            let client = d.client()
-            let planner = PrefetchPlanner<Int>(client: client) { row in
-                ThumbnailSpec(source: d.origin.url("/cat.jpg?row=\(row)"), width: 40, height: 40, scale: 2, fit: .cover)
-            }
-            await planner.rowsWillAppear(Array(0..<12))
-            let facts = await withTaskGroup(of: Int?.self) { group in
-                for row in 0..<12 { group.addTask { try? await planner.facts(for: row).get().width } }
-                return await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(facts.count == 12 && facts.allSatisfy { $0 == 640 }, "\(facts)")
-            #expect(await client.infoBatchesSent == 1, "the cells joined the planner's batch")
-            #expect(d.daemon.service.statistics.counters.infoBatchItems == 12)
-        }
-    }
 }
 
 private func eventuallyAsync(_ condition: () async -> Bool) async -> Bool {
