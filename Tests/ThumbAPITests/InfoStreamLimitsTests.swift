@@ -87,7 +87,7 @@ import ThumbTestSupport
     }
 
     /// An error line echoing an absurd `url` stays within 8 KiB: the start of
-    /// the `url` as given, cut at a character and ended by `…` (escaping
+    /// the `url` as given, cut between scalars and ended by `…` (escaping
     /// counted: a control character takes 6 bytes); the JSON answer echoes it whole.
     @Test func anErrorLineStaysWithinEightKiB() throws {
         try EndToEndTests.withDaemon { daemon, origin in
