@@ -190,7 +190,8 @@ public final class RenderQueue: Sendable {
         let moved = state.withLock { s in
             if let job = s.prefetch.remove(where: { $0.id == id }) {
                 s.live.append(job)
-            } else if let job = s.prefetchFacts.remove(where: { $0.id == id }) {
+            } else if var job = s.prefetchFacts.remove(where: { $0.id == id }) {
+                job.hurried = false   // a new line: moved forward in it only by a `hurry` of its own
                 s.liveFacts.append(job)
             } else {
                 return false
