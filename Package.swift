@@ -78,6 +78,8 @@ let package = Package(
 
         // A list page's requests, the way an app makes them: `swift run ThumbClientExample BASE SOURCE...`.
         .executableTarget(name: "ThumbClientExample", dependencies: ["ThumbClient"]),
+        // The first screen of a list, timed against a daemon (Tests/Benchmarks/first-screen.sh).
+        .executableTarget(name: "FirstScreenBench", dependencies: ["ThumbClient"]),
 
         .executableTarget(name: "thumbd",
                           dependencies: ["ThumbAPI", "ThumbService", "ThumbRender", "ThumbSandbox", "ThumbCodec", "ThumbImaging", "ThumbHTTP",

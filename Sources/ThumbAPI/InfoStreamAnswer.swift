@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import ThumbHTTP
+import ThumbJSON
 import ThumbService
 
 /// A streamed `POST /info` answer (API.md § POST /info, Streaming): one line
@@ -56,7 +57,7 @@ final class InfoStreamAnswer: Sendable {
     }
 
     func fill(_ index: Int, error: APIError) {
-        fill(index, InfoBatchAnswer.errorObject(url: given[index], error))
+        fill(index, Self.errorObject(url: given[index], error, index: index))
     }
 
     /// Ends the body at once when every item is in (a batch answered from
@@ -83,7 +84,7 @@ final class InfoStreamAnswer: Sendable {
             guard !s.ended else { return }
             for index in s.written.indices where !s.written[index] {
                 s.written[index] = true
-                stream.write(Self.line(index: index, InfoBatchAnswer.errorObject(url: given[index], .service(error))))
+                stream.write(Self.line(index: index, Self.errorObject(url: given[index], .service(error), index: index)))
             }
             s.remaining = 0
         }
@@ -102,6 +103,42 @@ final class InfoStreamAnswer: Sendable {
         guard ending else { return }
         stream.end()
         onEnd()
+    }
+
+    /// The most bytes a line takes (API.md § POST /info, Streaming): what a
+    /// stream waiting for room holds is at most this per item.
+    static let maxLineBytes = 8192
+
+    /// An item's error object, its line within `maxLineBytes`: an absurdly
+    /// long `url` as given (over 2048 bytes it is `bad_request` anyway), which
+    /// JSON escaping can make up to 6 times longer still, is echoed cut to
+    /// what fits, ending in `…`; a message so long too, likewise.
+    static func errorObject(url: String, _ error: APIError, index: Int) -> [UInt8] {
+        let whole = InfoBatchAnswer.errorObject(url: url, error)
+        guard line(index: index, whole).count > maxLineBytes else { return whole }
+        func object(_ url: String, _ message: String) -> [UInt8] {
+            Array(JSONValue.object([("url", .string(url)), ("error", .string(error.code)),
+                                    ("message", .string(message))]).serialized().utf8)
+        }
+        let message = cut(error.message, toBytes: 1024)
+        let fixed = line(index: index, object("", message)).count
+        return object(cut(url, toBytes: maxLineBytes - fixed), message)
+    }
+
+    /// `text` whole when its JSON string takes at most `budget` bytes (quotes
+    /// left out), else its longest prefix of whole scalars that, with `…`, does.
+    static func cut(_ text: String, toBytes budget: Int) -> String {
+        func cost(_ s: String) -> Int { JSONValue.string(s).serialized().utf8.count - 2 }
+        if text.utf8.count <= budget / 6 || cost(text) <= budget { return text }
+        let room = budget - cost("…")
+        var kept = String.UnicodeScalarView()
+        var used = 0
+        for scalar in text.unicodeScalars {
+            used += cost(String(scalar))
+            if used > room { break }
+            kept.append(scalar)
+        }
+        return String(kept) + "…"
     }
 
     /// `{"index":I,` then the object's fields, and a newline.

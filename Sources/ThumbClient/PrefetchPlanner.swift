@@ -28,6 +28,10 @@ public actor PrefetchPlanner<Row: Hashable & Sendable> {
     private var facts: [String: ImageInfo] = [:]
     /// Sources whose facts a call of this planner is asking for now: not asked again meanwhile.
     private var asking: Set<String> = []
+    /// Callers of `facts(for:)` waiting for a source this planner is asking for: answered by
+    /// its line. (Asking the client instead could outrun the planner's own call, which reaches
+    /// the client a hop later, and send the source in a batch of its own.)
+    private var factsWaiters: [String: [CheckedContinuation<Result<ImageInfo, ThumbClientError>, Never>]] = [:]
     /// What the planner did, in order (for tests and diagnostics): rows whose
     /// thumbnail request started (prefetched or visible) and rows cancelled.
     public private(set) var started: [Row] = []
@@ -82,6 +86,9 @@ public actor PrefetchPlanner<Row: Hashable & Sendable> {
     public func facts(for row: Row) async -> Result<ImageInfo, ThumbClientError> {
         let source = describe(row).source
         if let known = facts[source] { return .success(known) }
+        if asking.contains(source) {
+            return await withCheckedContinuation { factsWaiters[source, default: []].append($0) }
+        }
         let result = await client.facts(of: source)
         if case .success(let info) = result { facts[source] = info }
         return result
@@ -94,10 +101,10 @@ public actor PrefetchPlanner<Row: Hashable & Sendable> {
         guard !unknown.isEmpty else { return }
         asking.formUnion(unknown)
         Task {
-            _ = await client.info(unknown) { source, answer in
+            let answers = await client.info(unknown) { source, answer in
                 Task { await self.learn(source, answer) }
             }
-            self.doneAsking(unknown)
+            self.doneAsking(unknown, answers)
         }
     }
 
@@ -134,11 +141,18 @@ public actor PrefetchPlanner<Row: Hashable & Sendable> {
         pump()
     }
 
+    /// A source's answer, from its line or the call's end, whichever comes first: kept when
+    /// facts, and handed to the rows waiting for it.
     private func learn(_ source: String, _ answer: Result<ImageInfo, ThumbClientError>) {
-        if case .success(let info) = answer { facts[source] = info }
+        if case .success(let info) = answer, facts[source] == nil { facts[source] = info }
+        for waiter in factsWaiters.removeValue(forKey: source) ?? [] { waiter.resume(returning: answer) }
     }
 
-    private func doneAsking(_ sources: [String]) {
-        for source in sources { asking.remove(source) }
+    /// The call has answered every source: none is left waiting.
+    private func doneAsking(_ sources: [String], _ answers: [String: Result<ImageInfo, ThumbClientError>]) {
+        for source in sources {
+            learn(source, answers[source] ?? .failure(.cancelled))
+            asking.remove(source)
+        }
     }
 }

@@ -20,6 +20,8 @@ import ThumbTestSupport
         let head: TestClient.Response
         private var pending: [UInt8] = []
         private(set) var ended = false
+        /// The bytes of the last line `line()` returned, its newline included.
+        private(set) var lastLineBytes = 0
 
         init(port: UInt16, urls: [String], accept: String = "application/x-ndjson", receiveBuffer: Int32? = nil) throws {
             client = try TestClient(port: port, receiveBuffer: receiveBuffer)
@@ -35,6 +37,7 @@ import ThumbTestSupport
                 if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let text = Array(pending[..<newline])
                     pending.removeFirst(newline + 1)
+                    lastLineBytes = text.count + 1
                     return InfoHTTPTests.object(text)
                 }
                 guard !ended, let chunk = client.readChunk() else { return nil }

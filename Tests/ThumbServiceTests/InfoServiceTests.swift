@@ -145,6 +145,106 @@ private final class ChangingOrigin: OriginFetching {
         #expect(eventually { s.flightsInProgress.facts == 0 && s.backgroundFacts.withLock { $0.isEmpty } })
     }
 
+    /// One job serves both (API.md § POST /info): a facts job still waiting when a render of
+    /// its source that computes the facts anyway starts is withdrawn, and the render answers
+    /// the `/info` waiting for it. The facts job could not have run: the one facts slot of two
+    /// workers is held throughout, so the `/info` answers only if the render served it.
+    @Test func aRenderThatComputesTheFactsWithdrawsTheQueuedFactsJob() throws {
+        let dir = NSTemporaryDirectory() + "thumbd-info-service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        var c = ServiceConfiguration()
+        c.workers = 2   // facts jobs hold at most one of them
+        let s = ThumbnailService(configuration: c, fetcher: origin, disk: try DiskStore(directory: dir, maxBytes: 50 << 20))
+        defer { s.renders.shutdown() }
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        _ = try s.renders.submit(cost: 1, kind: .facts) { _ = gate.wait(timeout: .now() + 60) }
+        #expect(eventually { s.renders.statistics.active == 1 })
+        let infoAnswered = DispatchSemaphore(value: 0)
+        let infoResult = Mutex<Result<InfoResult, ServiceError>?>(nil)
+        s.info(try InfoRequest(url: url)) { result in
+            infoResult.withLock { $0 = result }
+            infoAnswered.signal()
+        }
+        #expect(eventually { s.renders.statistics.queued == 1 }, "the facts job waits for the held slot")
+        // 640×427 to 300 wide decodes at the canonical 1/2: the render computes the facts.
+        let rendered = DispatchSemaphore(value: 0)
+        let ok = Mutex(false)
+        s.thumbnail(try ThumbnailRequest(query: [("url", url), ("w", "300")], config: c)) { result in
+            if case .success = result { ok.withLock { $0 = true } }
+            rendered.signal()
+        }
+        #expect(rendered.wait(timeout: .now() + 30) == .success && ok.withLock { $0 })
+        #expect(infoAnswered.wait(timeout: .now() + 30) == .success, "answered by the render, the facts slot still held")
+        #expect((try? infoResult.withLock { $0 }?.get().info.facts.format) == .jpeg)
+        // The render's job ends just after its answer: then only the held job is left, nothing queued.
+        #expect(eventually { s.renders.statistics.queued == 0 && s.renders.statistics.active == 1 }, "withdrawn, not run")
+        #expect(s.statistics.counters.factsComputed == 1 && s.flightsInProgress.facts == 0)
+        gate.signal()
+        #expect(eventually { s.renders.statistics.active == 0 && s.renders.statistics.queued == 0 })
+        #expect(s.statistics.counters.factsComputed == 1, "one job computed them")
+    }
+
+    /// A source a render started for is on a screen (issue 38): its facts job goes ahead of
+    /// one queued before it, whichever came first — the render (its mark moves the job
+    /// submitted after it) or a first render's background job an `/info` then joins. The one
+    /// facts slot of two workers is held while they queue; the job queued first would block
+    /// on a second gate, so the `/info` answers only if its job went first.
+    @Test(arguments: [true, false]) func aSourceOnScreenHasItsFactsFirst(renderHeld: Bool) throws {
+        let dir = NSTemporaryDirectory() + "thumbd-info-service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let origin = ChangingOrigin(ChangingOrigin.fixture("rocket.jpg"))
+        let engine = HeldEngine(InProcessEngine())
+        var c = ServiceConfiguration()
+        c.workers = 2   // facts jobs hold at most one of them
+        let s = ThumbnailService(configuration: c, fetcher: origin, disk: try DiskStore(directory: dir, maxBytes: 50 << 20),
+                                 engine: engine)
+        defer { s.renders.shutdown() }
+        let slot = DispatchSemaphore(value: 0), earlier = DispatchSemaphore(value: 0), render = DispatchSemaphore(value: 0)
+        defer {
+            slot.signal()
+            earlier.signal()
+            render.signal()
+        }
+        // The render's opening job waits (renderHeld): the facts job comes while it runs.
+        let openings = Atomic<Int>(0)
+        if renderHeld {
+            engine.before.withLock {
+                $0 = { if openings.add(1, ordering: .relaxed).newValue == 1 { _ = render.wait(timeout: .now() + 60) } }
+            }
+        }
+        _ = try s.renders.submit(cost: 1, kind: .facts) { _ = slot.wait(timeout: .now() + 60) }
+        #expect(eventually { s.renders.statistics.active == 1 })
+        _ = try s.renders.submit(cost: 1, kind: .facts) { _ = earlier.wait(timeout: .now() + 60) }
+        // 640×427 to 64 wide decodes at 1/8: the render leaves the facts to a job.
+        let rendered = DispatchSemaphore(value: 0)
+        s.thumbnail(try ThumbnailRequest(query: [("url", url), ("w", "64")], config: c)) { _ in rendered.signal() }
+        if renderHeld {
+            #expect(eventually { openings.load(ordering: .relaxed) == 1 }, "the render runs, held")
+        } else {
+            #expect(rendered.wait(timeout: .now() + 30) == .success)
+            #expect(eventually { s.backgroundFacts.withLock { !$0.isEmpty } }, "its facts left to a background job")
+        }
+        let answered = DispatchSemaphore(value: 0)
+        let jpeg = Mutex(false)
+        s.info(try InfoRequest(url: url)) { result in
+            jpeg.withLock { $0 = (try? result.get().info.facts.format) == .jpeg }
+            answered.signal()
+        }
+        // Its job in the table (submitted after the render's mark), or the background job out
+        // of it (promoted): moved by then.
+        #expect(eventually { renderHeld ? s.queuedFacts.withLock { $0[url] != nil } : s.backgroundFacts.withLock { $0.isEmpty } })
+        #expect(s.renders.statistics.queued == 2, "both facts jobs wait for the slot")
+        slot.signal()
+        #expect(answered.wait(timeout: .now() + 30) == .success, "the source on screen first")
+        #expect(jpeg.withLock { $0 })
+        earlier.signal()
+        render.signal()
+        if renderHeld { #expect(rendered.wait(timeout: .now() + 30) == .success) }
+        #expect(eventually { s.renders.statistics.active == 0 && s.renders.statistics.queued == 0 })
+    }
+
     /// With no memory cache and no disk store nothing could keep the facts: renders that do
     /// not need the focus compute none (each would compute them again), and one that needs
     /// the focus still finds it.

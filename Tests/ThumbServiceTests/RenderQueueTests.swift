@@ -102,6 +102,31 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         #expect(recorder.order == ["facts 1", "facts 3", "render 1", "render 2"])
     }
 
+    /// A facts job whose source a render is starting for (a row on screen) moves ahead of the
+    /// facts jobs of rows only prefetched, behind those moved before it, in its own line;
+    /// one already moved, or running, stays where it is.
+    @Test func hurriedFactsJobsGoFirstInTheirOrder() throws {
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 1000)
+        defer { queue.shutdown() }
+        let gate = Gate()
+        let done = DispatchSemaphore(value: 0)
+        let recorder = Recorder()
+        try queue.submit(cost: 1) { gate.wait(); done.signal() }
+        #expect(waitUntil { queue.statistics.active == 1 })
+        try queue.submit(cost: 1, kind: .facts, recorder.job("facts 1", done))
+        try queue.submit(cost: 1, kind: .facts, recorder.job("facts 2", done))
+        let third = try queue.submit(cost: 1, kind: .facts, recorder.job("facts 3", done))
+        let fourth = try queue.submit(cost: 1, kind: .facts, recorder.job("facts 4", done))
+        try queue.submit(cost: 1, priority: .prefetch, kind: .facts, recorder.job("prefetch facts", done))
+        queue.hurry(fourth)
+        queue.hurry(third)
+        queue.hurry(fourth)   // moved already: stays first
+        #expect(queue.statistics.queued == 5)
+        gate.open()
+        for _ in 0..<6 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(recorder.order == ["facts 4", "facts 3", "facts 1", "facts 2", "prefetch facts"])
+    }
+
     /// One worker: facts jobs may take it (at least one), in order with the renders.
     @Test func withOneWorkerFactsJobsStillRun() throws {
         let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 1000)

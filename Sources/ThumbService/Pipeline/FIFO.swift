@@ -45,6 +45,13 @@ struct FIFO<Element> {
         return element
     }
 
+    /// Puts `element` just before the first waiting element that matches, or last.
+    mutating func insert(_ element: Element, beforeFirst matches: (Element) -> Bool) {
+        let index = storage[head...].firstIndex(where: { matches($0!) }) ?? storage.count
+        if index == head { return prepend(element) }
+        storage.insert(element, at: index)
+    }
+
     /// Removes and returns the first waiting element that matches.
     mutating func remove(where matches: (Element) -> Bool) -> Element? {
         guard let index = storage[head...].firstIndex(where: { matches($0!) }) else { return nil }

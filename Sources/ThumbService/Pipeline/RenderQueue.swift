@@ -54,6 +54,8 @@ public final class RenderQueue: Sendable {
         let cost: Int
         let kind: Kind
         let work: @Sendable () -> Void
+        /// A facts job moved forward by `hurry`: those keep their order among themselves.
+        var hurried = false
     }
 
     private struct State {
@@ -188,7 +190,8 @@ public final class RenderQueue: Sendable {
         let moved = state.withLock { s in
             if let job = s.prefetch.remove(where: { $0.id == id }) {
                 s.live.append(job)
-            } else if let job = s.prefetchFacts.remove(where: { $0.id == id }) {
+            } else if var job = s.prefetchFacts.remove(where: { $0.id == id }) {
+                job.hurried = false   // a new line: moved forward in it only by a `hurry` of its own
                 s.liveFacts.append(job)
             } else {
                 return false
@@ -196,6 +199,22 @@ public final class RenderQueue: Sendable {
             return true
         }
         if moved { wakeWorkers() }
+    }
+
+    /// Moves a waiting facts job forward in its line (live or prefetch),
+    /// behind those moved before it: a render of its source is starting, so
+    /// the source is on someone's screen, and its facts must not wait behind
+    /// those of rows only prefetched (issue 38). Nothing when it started already.
+    public func hurry(_ id: Int) {
+        state.withLock { s in
+            func move(_ line: inout FIFO<Job>) -> Bool {
+                guard var job = line.remove(where: { $0.id == id && !$0.hurried }) else { return false }
+                job.hurried = true
+                line.insert(job, beforeFirst: { !$0.hurried })
+                return true
+            }
+            _ = move(&s.liveFacts) || move(&s.prefetchFacts)
+        }
     }
 
     /// Takes a job out of the queue before it starts, and says whether it

@@ -126,7 +126,13 @@ extension ThumbnailService {
             finish(result.map { InfoResult(info: keep($0, url: url, original), cache: outcome) })
         }
         guard first else {
-            if let id = backgroundFacts.withLock({ $0[url] }) { renders.promote(id) }
+            // A first render's job, live from now on (out of the table: its second job, if it
+            // needs one, goes live too); that render means the source is on a screen (issue 38).
+            backgroundFacts.withLock { table in
+                guard let id = table.removeValue(forKey: url) else { return }
+                renders.promote(id)
+                renders.hurry(id)
+            }
             return
         }
         startFacts(url: url, original, priority: .live)
@@ -193,9 +199,11 @@ extension ThumbnailService {
                                          budget: JobBudget(deadline: deadline, admittedBytes: admitted))
                     }))
                 }
-                // The second wait is not the job's: the time left goes on when it starts.
+                // The second wait is not the job's: the time left goes on when it starts. A
+                // background computation an `/info` joined meanwhile (promoted) is live now.
                 let left = deadline.remaining
-                submitInfoJob(cost: estimate, priority: priority, ahead: true, refused) { [self] in
+                let promoted = background && backgroundFacts.withLock { $0[url] == nil }
+                submitInfoJob(cost: estimate, priority: promoted ? .live : priority, ahead: true, refused) { [self] in
                     if factsFlights.abandonIfDeserted(url) { return }
                     done(Result { () throws(ServiceError) in
                         try rendering { () throws(RenderError) in
@@ -217,8 +225,12 @@ extension ThumbnailService {
             }
         }
         if let id {
+            // A render of the source that started before this job existed left its mark: moved
+            // forward (under the table's lock: once the job shows there, it has moved).
             queuedFacts.withLock { table in
-                if factsFlights.isInFlight(url) { table[url] = id }
+                guard factsFlights.isInFlight(url) else { return }
+                table[url] = id
+                if onScreen.withLock({ $0.remove(url.hashValue) != nil }) { renders.hurry(id) }
             }
         }
     }

@@ -33,6 +33,19 @@ extension ThumbnailService {
         let admitted = RenderPlan.probeCost(sourceBytes: original.file.length, budget: budget)
         let target = current.output.autoQualityTarget
         let encoding = Self.encoding(request, limits: limits, autoQualityTarget: target)
+        // A source someone wants the thumbnail of is on a screen: its facts, if a job waits for
+        // them, go first in their line, ahead of rows only prefetched (issue 38); a job not
+        // submitted yet finds the mark (`startFacts`). Under the table's lock, so that one of
+        // the two sees the other.
+        let waiting = queuedFacts.withLock { table -> Int? in
+            if let id = table[request.sourceURL] { return id }
+            onScreen.withLock { marks in
+                if marks.count >= Self.onScreenMarks { marks.removeAll() }
+                marks.insert(request.sourceURL.hashValue)
+            }
+            return nil
+        }
+        if let waiting { renders.hurry(waiting) }
         submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
             let deadline = Deadline(after: seconds, on: clock)
             // The common miss — the original's facts known, or nothing could keep them — is one

@@ -49,6 +49,11 @@ public final class ThumbnailService: Sendable {
     /// The queued first job of each facts computation, by source URL, while it waits: a render of
     /// the source that computes the facts anyway withdraws it and serves both (`withdrawQueuedFacts`).
     let queuedFacts = Mutex<[String: Int]>([:])
+    /// Sources (by hash; a collision only moves a facts job forward) a render started for while
+    /// no facts job of theirs waited: the job submitted next goes forward (issue 38). At most
+    /// `onScreenMarks`, all dropped when full; taken under `queuedFacts`' lock.
+    let onScreen = Mutex<Set<Int>>([])
+    static let onScreenMarks = 1024
     /// Disk store look-ups and renames of downloaded originals; downloads
     /// themselves hold no thread here, and nothing is decoded or probed here.
     private let fetchQueue: DispatchQueue
