@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers, bottom to top (arrows point one way; Architecture.md has the same picture):
-//   CJPEG/CPNG/CWebP/CGIF/CHeif/CAvif/CJXL/CLCMS2/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
+//   CJPEG/CPNG/CSPNG/CWebP/CGIF/CHeif/CAvif/CJXL/CLCMS2/CCrypto (system libraries) → CThumbCodec (C shim, owns every setjmp)
 //   ThumbHashFormat (the ThumbHash placeholder format; no dependencies, shared with ThumbClient)
 //   ThumbImaging (bitmaps, geometry, resampling, SSIMULACRA2; no I/O) → ThumbHashFormat
 //   ThumbCodec (sniff, probe, decode, encode) → ThumbImaging, CThumbCodec
@@ -32,6 +32,8 @@ let package = Package(
                        providers: [.apt(["libjpeg-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng",
                        providers: [.apt(["libpng-dev"])]),
+        // libspng decodes PNG image data; libpng reads the chunks before it and writes PNGs (png.c says why).
+        .systemLibrary(name: "CSPNG", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
@@ -45,7 +47,7 @@ let package = Package(
         // zlib (libpng's own dependency, so always present) for the PNG structure walk's inflate count;
         // libwebpmux (libwebp-dev ships it beside libwebpdemux, whose pkg-config CWebP names) for the
         // animated WebP encoder.
-        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAvif", "CJXL", "CLCMS2"],
+        .target(name: "CThumbCodec", dependencies: ["CJPEG", "CPNG", "CSPNG", "CWebP", "CGIF", "CHeif", "CAvif", "CJXL", "CLCMS2"],
                 cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("z"), .linkedLibrary("webpmux")]),
         .target(name: "CThumbSys"),
         .target(name: "CThumbCurl", linkerSettings: [.linkedLibrary("curl")]),

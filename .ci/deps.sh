@@ -3,7 +3,7 @@
 # the tests' djxl/cjxl (JPEG XL round trips and fixtures).
 set -euo pipefail
 need=()
-for pkg in libpng-dev libjpeg-dev libssl-dev libcurl4-openssl-dev libwebp-dev libgif-dev libheif-dev libavif-dev \
+for pkg in libpng-dev libspng-dev libjpeg-dev libssl-dev libcurl4-openssl-dev libwebp-dev libgif-dev libheif-dev libavif-dev \
            libjxl-dev libjxl-tools liblcms2-dev pkg-config curl; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

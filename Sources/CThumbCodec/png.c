@@ -1,10 +1,16 @@
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <png.h>
 #include "thumbd_codec.h"
+#include "png_rows.h"
 
+// libpng reads the chunks before the image data, in every probe and decode:
+// thumbd's rules for them are libpng's (text skipped unread but for its CRC,
+// an iCCP inflated up to 4 MiB and ignored past that or when malformed, any
+// bad CRC an error), and libspng 0.7.3 cannot keep them (it inflates text and
+// iCCP before the image data and fails the image on an oversized profile).
+// The image data itself is libspng's (png_rows.c), and libpng writes PNGs.
 // libpng's full API (not png_image_*): the simplified API applies gAMA and
 // treats 16-bit samples as linear, and API.md § Output wants neither.
 
@@ -12,11 +18,6 @@ typedef struct {
     const uint8_t *data;
     size_t length;
     size_t offset;
-    uint32_t height;        // rows of the image (0 while probing: no rows are read)
-    thumbd_deadline deadline;
-    // Why the last longjmp happened: THUMBD_CORRUPT (libpng's error), or set
-    // before it: THUMBD_OK (the image was complete), THUMBD_DEADLINE.
-    int outcome;
     char message[256];
 } png_source;
 
@@ -24,70 +25,12 @@ static void set_text(char *to, size_t size, const char *from) {
     if (to && size) { strncpy(to, from, size - 1); to[size - 1] = 0; }
 }
 
-// Stops libpng with a known outcome; on_error keeps it.
-static void stop(png_structp png, png_source *src, int outcome, const char *why) {
-    src->outcome = outcome;
-    png_error(png, why);
-}
-
 static uint32_t be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-// CRC-32 (ISO-HDLC) as PNG uses it, slicing by four bytes.
-static uint32_t crc_table[4][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-static void crc_init(void) {
-    for (uint32_t n = 0; n < 256; n++) {
-        uint32_t c = n;
-        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[0][n] = c;
-    }
-    for (uint32_t n = 0; n < 256; n++)
-        for (int t = 1; t < 4; t++) crc_table[t][n] = crc_table[0][crc_table[t - 1][n] & 0xFF] ^ (crc_table[t - 1][n] >> 8);
-}
-static uint32_t crc32_of(const uint8_t *p, size_t n) {
-    pthread_once(&crc_once, crc_init);
-    uint32_t c = 0xFFFFFFFFu;
-    for (; n >= 4; n -= 4, p += 4) {
-        c ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-        c = crc_table[3][c & 0xFF] ^ crc_table[2][(c >> 8) & 0xFF] ^ crc_table[1][(c >> 16) & 0xFF] ^ crc_table[0][c >> 24];
-    }
-    while (n--) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return ~c;
-}
-
-// The CRC of the chunk whose data (or CRC field) starts at or holds `offset`.
-// chunks_fit has checked that every chunk up to the image data lies inside the
-// data; IDAT chunks after that are checked here.
-static int chunk_at_is_intact(const png_source *src, size_t offset) {
-    size_t i = 8;
-    while (i + 12 <= src->length) {
-        size_t n = be32(src->data + i);
-        if (n > src->length - i - 12) return 0;
-        if (offset >= i + 8 && offset <= i + 8 + n)
-            return crc32_of(src->data + i + 4, n + 4) == be32(src->data + i + 8 + n);
-        i += 12 + n;
-    }
-    return 0;
-}
-
-// libpng, after the last row of the last pass, goes on reading: it inflates
-// whatever compressed data is left (all of it: a few MB of zlib can hold
-// gigabytes of zeros) and the chunks after it. API.md § Output wants the image
-// read up to its last row only, so the first read past that point stops
-// libpng instead: the image is complete, provided the chunk that held the
-// last row is intact (libpng has not reached its CRC yet).
-static int past_last_row(png_structp png, const png_source *src) {
-    return src->height && (png_get_current_pass_number(png) >= 7 || png_get_current_row_number(png) >= src->height);
-}
-
 static void source_read(png_structp png, png_bytep out, size_t count) {
     png_source *src = png_get_io_ptr(png);
-    if (past_last_row(png, src)) {
-        if (chunk_at_is_intact(src, src->offset)) stop(png, src, THUMBD_OK, "image complete");
-        stop(png, src, THUMBD_CORRUPT, "IDAT: CRC error");
-    }
     if (count > src->length - src->offset) png_error(png, "PNG data ends early (truncated)");
     memcpy(out, src->data + src->offset, count);
     src->offset += count;
@@ -195,21 +138,86 @@ int thumbd_png_probe(const void *data, size_t length, thumbd_image_info *info, c
 }
 
 struct thumbd_png_decoder {
-    png_structp png;
-    png_infop info;
     png_source src;
-    uint32_t width, height, next_row;
-    int interlaced;
-    int color;           // RGB or palette, as opposed to gray (what an iCCP must describe)
-    uint8_t *image;      // whole image, only for Adam7 (libpng needs every pass)
-    png_bytep *pointers; // row pointers into image; kept here so a longjmp cannot leak them
+    png_rows *rows;
+    thumbd_deadline deadline;
+    int color;              // RGB or palette, as opposed to gray (what an iCCP must describe)
+    uint8_t *profile;       // the iCCP libpng accepted, copied out
+    size_t profile_length;
 };
 
-// After every row libpng decodes (every pass of an interlaced image too).
-static void on_row(png_structp png, png_uint_32 row, int pass) {
-    (void)row; (void)pass;
-    png_source *src = png_get_io_ptr(png);
-    if (thumbd_deadline_passed(src->deadline)) stop(png, src, THUMBD_DEADLINE, "render deadline passed");
+// The palette and tRNS libpng accepted, for libspng. A tRNS colour outside the
+// bit depth's range never matches a pixel in libpng; libspng would mask it, so
+// it is left out.
+static void rows_head(png_structp png, png_infop info, png_rows_head *head) {
+    memset(head, 0, sizeof *head);
+    png_colorp palette = NULL;
+    int entries = 0;
+    if (png_get_PLTE(png, info, &palette, &entries) && palette && entries > 0 && entries <= 256) {
+        for (int i = 0; i < entries; i++) {
+            head->palette[i * 3] = palette[i].red;
+            head->palette[i * 3 + 1] = palette[i].green;
+            head->palette[i * 3 + 2] = palette[i].blue;
+        }
+        head->palette_entries = (uint32_t)entries;
+    }
+    png_bytep alpha = NULL;
+    int count = 0;
+    png_color_16p colour = NULL;
+    if (!png_get_tRNS(png, info, &alpha, &count, &colour)) return;
+    int type = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+    unsigned max = depth == 16 ? 0xFFFF : (1u << depth) - 1;
+    uint8_t *t = head->trns;
+    if (type == PNG_COLOR_TYPE_PALETTE && alpha && count > 0 && count <= 256) {
+        memcpy(t, alpha, (size_t)count);
+        head->trns_length = (uint32_t)count;
+    } else if (type == PNG_COLOR_TYPE_GRAY && colour && colour->gray <= max) {
+        t[0] = colour->gray >> 8; t[1] = colour->gray & 0xFF;
+        head->trns_length = 2;
+    } else if (type == PNG_COLOR_TYPE_RGB && colour && colour->red <= max && colour->green <= max && colour->blue <= max) {
+        t[0] = colour->red >> 8; t[1] = colour->red & 0xFF;
+        t[2] = colour->green >> 8; t[3] = colour->green & 0xFF;
+        t[4] = colour->blue >> 8; t[5] = colour->blue & 0xFF;
+        head->trns_length = 6;
+    }
+}
+
+// libpng's part: the chunks before the image data, up to the first IDAT's
+// header; fills the head libspng needs and keeps the profile.
+static int read_head(thumbd_png_decoder *d, png_rows_head *head, size_t *idat_offset) {
+    png_infop info = NULL;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &d->src, on_error, on_warning);
+    if (png) info = png_create_info_struct(png);
+    if (!png || !info) {
+        png_destroy_read_struct(&png, &info, NULL);
+        copy_message("out of memory", d->src.message, sizeof d->src.message);
+        return THUMBD_NO_MEMORY;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        return THUMBD_CORRUPT;
+    }
+    png_set_read_fn(png, &d->src, source_read);
+    limit_chunks(png);
+    png_read_info(png, info);
+    // libpng stops having read the first IDAT's length and type.
+    *idat_offset = d->src.offset - 8;
+    if (d->src.offset < 8 + 25 + 8 || memcmp(d->src.data + d->src.offset - 4, "IDAT", 4) != 0)
+        png_error(png, "PNG has no image data");
+    d->color = (png_get_color_type(png, info) & PNG_COLOR_MASK_COLOR) != 0;
+    rows_head(png, info, head);
+    png_charp name = NULL;
+    int compression = 0;
+    png_bytep profile = NULL;
+    png_uint_32 size = 0;
+    if (png_get_iCCP(png, info, &name, &compression, &profile, &size) && profile && size) {
+        d->profile = malloc(size);
+        if (!d->profile) png_error(png, "out of memory");
+        memcpy(d->profile, profile, size);
+        d->profile_length = size;
+    }
+    png_destroy_read_struct(&png, &info, NULL);
+    return THUMBD_OK;
 }
 
 thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, thumbd_deadline deadline,
@@ -224,115 +232,36 @@ thumbd_png_decoder *thumbd_png_open(const void *data, size_t length, thumbd_dead
     if (!d) { *status = THUMBD_NO_MEMORY; copy_message("out of memory", message, message_size); return NULL; }
     d->src.data = data;
     d->src.length = length;
-    d->src.deadline = deadline;
-    d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &d->src, on_error, on_warning);
-    if (d->png) d->info = png_create_info_struct(d->png);
-    if (!d->png || !d->info) {
-        png_destroy_read_struct(&d->png, &d->info, NULL);
-        free(d);
-        *status = THUMBD_NO_MEMORY;
-        copy_message("out of memory", message, message_size);
-        return NULL;
-    }
-    if (setjmp(png_jmpbuf(d->png))) {
-        *status = THUMBD_CORRUPT;
+    d->deadline = deadline;
+    png_rows_head head;
+    size_t idat_offset = 0;
+    *status = read_head(d, &head, &idat_offset);
+    if (*status != THUMBD_OK) {
         copy_message(d->src.message, message, message_size);
         thumbd_png_close(d);
         return NULL;
     }
-    png_set_read_fn(d->png, &d->src, source_read);
-    png_set_read_status_fn(d->png, on_row);
-    limit_chunks(d->png);
-    png_read_info(d->png, d->info);
-    int type = png_get_color_type(d->png, d->info);
-    d->color = (type & PNG_COLOR_MASK_COLOR) != 0;
-    png_set_expand(d->png);        // palette → RGB, gray < 8 bits → 8, tRNS → alpha
-    png_set_strip_16(d->png);      // 16-bit keeps its high byte (API.md § Output)
-    png_set_gray_to_rgb(d->png);
-    if (!(type & PNG_COLOR_MASK_ALPHA) && !png_get_valid(d->png, d->info, PNG_INFO_tRNS))
-        png_set_add_alpha(d->png, 0xFF, PNG_FILLER_AFTER);
-    d->interlaced = png_set_interlace_handling(d->png) > 1;
-    png_read_update_info(d->png, d->info);
-    d->width = png_get_image_width(d->png, d->info);
-    d->height = png_get_image_height(d->png, d->info);
-    if (png_get_rowbytes(d->png, d->info) != (size_t)d->width * 4) png_error(d->png, "unexpected row layout");
-    d->src.height = d->height;
-    *out_width = d->width;
-    *out_height = d->height;
-    *status = THUMBD_OK;
+    d->rows = png_rows_open(data, length, idat_offset, &head, status, message, message_size);
+    if (!d->rows) { thumbd_png_close(d); return NULL; }
+    png_rows_size(d->rows, out_width, out_height);
     return d;
-}
-
-// One libpng read step under its own setjmp: THUMBD_OK when it returned or
-// stopped at the end of the image data (source_read), else why it stopped.
-static int read_row(thumbd_png_decoder *d, png_bytep row) {
-    d->src.outcome = THUMBD_CORRUPT;
-    if (setjmp(png_jmpbuf(d->png))) return d->src.outcome;
-    png_read_row(d->png, row, NULL);
-    return THUMBD_OK;
-}
-
-static int read_image(thumbd_png_decoder *d) {
-    d->src.outcome = THUMBD_CORRUPT;
-    if (setjmp(png_jmpbuf(d->png))) return d->src.outcome;
-    png_read_image(d->png, d->pointers);
-    return THUMBD_OK;
 }
 
 int thumbd_png_read(thumbd_png_decoder *d, void *rows, uint32_t max_rows, uint32_t *rows_read,
                     char *message, size_t message_size) {
-    *rows_read = 0;
-    size_t stride = (size_t)d->width * 4;
-    if (d->interlaced && !d->image) {
-        d->image = malloc(stride * d->height);
-        d->pointers = malloc(sizeof(png_bytep) * d->height);
-        if (!d->image || !d->pointers) { copy_message("out of memory", message, message_size); return THUMBD_NO_MEMORY; }
-        for (uint32_t y = 0; y < d->height; y++) d->pointers[y] = d->image + y * stride;
-        int status = read_image(d);
-        if (status != THUMBD_OK) {
-            d->next_row = d->height;   // nothing more to give
-            copy_message(d->src.message, message, message_size);
-            return status;
-        }
-    }
-    uint8_t *out = rows;
-    uint32_t n = 0;
-    while (n < max_rows && d->next_row < d->height) {
-        if (d->interlaced) {
-            memcpy(out + n * stride, d->image + (size_t)d->next_row * stride, stride);
-        } else {
-            int status = read_row(d, out + n * stride);
-            if (status != THUMBD_OK) {
-                copy_message(d->src.message, message, message_size);
-                return status;
-            }
-        }
-        n++;
-        d->next_row++;
-    }
-    *rows_read = n;
-    return THUMBD_OK;
+    return png_rows_read(d->rows, rows, max_rows, rows_read, d->deadline, message, message_size);
 }
 
 void thumbd_png_color(const thumbd_png_decoder *d, const void **profile, size_t *length, int *model) {
-    png_charp name = NULL;
-    int compression = 0;
-    png_bytep data = NULL;
-    png_uint_32 size = 0;
-    *profile = NULL;
-    *length = 0;
-    if (png_get_iCCP(d->png, d->info, &name, &compression, &data, &size) && data && size) {
-        *profile = data;
-        *length = size;
-    }
+    *profile = d->profile;
+    *length = d->profile_length;
     *model = d->color ? THUMBD_RGB : THUMBD_GRAY;
 }
 
 void thumbd_png_close(thumbd_png_decoder *d) {
     if (!d) return;
-    png_destroy_read_struct(&d->png, &d->info, NULL);
-    free(d->pointers);
-    free(d->image);
+    png_rows_close(d->rows);
+    free(d->profile);
     free(d);
 }
 

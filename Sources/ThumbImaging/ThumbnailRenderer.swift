@@ -20,6 +20,8 @@ public struct ThumbnailRenderer: ScanlineSink {
     /// `contain`'s padding; nil is transparent.
     public let background: RGBAColor?
     private var reducer: BoxReducer?
+    /// Instead of `reducer` when there is no box step (`streamsResampling`).
+    private var streaming: StreamingResampler?
     private var color = SourceColorSpace.sRGB
 
     public init(geometry: ThumbnailGeometry, orientation: Orientation, blurSigma: Float? = nil,
@@ -44,6 +46,14 @@ public struct ThumbnailRenderer: ScanlineSink {
 
     public mutating func begin(width: Int, height: Int, color: SourceColorSpace) {
         self.color = color
+        reducer = nil
+        streaming = nil
+        if streamsResampling(width: width, height: height) {
+            let target = storedTarget
+            streaming = StreamingResampler(sourceWidth: width, sourceHeight: height, width: target.width,
+                                           height: target.height, toLinear16: color.toLinear16)
+            return
+        }
         let (kx, ky) = reduction(width: width, height: height)
         reducer = BoxReducer(sourceWidth: width, sourceHeight: height, kx: kx, ky: ky, toLinear16: color.toLinear16)
     }
@@ -54,6 +64,14 @@ public struct ThumbnailRenderer: ScanlineSink {
     func reduction(width: Int, height: Int) -> (kx: Int, ky: Int) {
         let target = storedTarget
         return (max(1, width / (target.width * 2)), max(1, height / (target.height * 2)))
+    }
+
+    /// True when a `width`×`height` decode has no box step on either axis and
+    /// still needs resampling: the rows are then resampled as they arrive
+    /// (`StreamingResampler`), so the decode never exists whole as floats.
+    func streamsResampling(width: Int, height: Int) -> Bool {
+        let target = storedTarget
+        return reduction(width: width, height: height) == (1, 1) && (width != target.width || height != target.height)
     }
 
     /// Bytes a render of a `width`×`height` decode holds at its peak besides
@@ -67,21 +85,27 @@ public struct ThumbnailRenderer: ScanlineSink {
         let reducedWidth = (width + kx - 1) / kx, reducedHeight = (height + ky - 1) / ky
         let target = storedTarget
         let scaled = target.width * target.height
+        let filters = blurSigma != nil || sharpenSigma != nil ? scaled : 0
+        let window = geometry.windowWidth * geometry.windowHeight, result = geometry.width * geometry.height
+        let copies = (window != scaled ? 1 : 0) + (orientation == .up ? 0 : 1) + (result != window ? 1 : 0)
+        if streamsResampling(width: width, height: height) {
+            return (scaled + filters) * 16 + StreamingResampler.rowBytes(sourceWidth: width, width: target.width)
+                + scaled * 4 + result * 4 * copies
+        }
         // The resampler hands the reduced floats back as they are when they already have the
         // target's size: no horizontal pass and no second result then.
         let resamples = reducedWidth != target.width || reducedHeight != target.height
         let floats = reducedWidth * reducedHeight + (resamples ? target.width * reducedHeight + scaled : 0)
-        let filters = blurSigma != nil || sharpenSigma != nil ? scaled : 0
-        let window = geometry.windowWidth * geometry.windowHeight, result = geometry.width * geometry.height
-        let copies = (window != scaled ? 1 : 0) + (orientation == .up ? 0 : 1) + (result != window ? 1 : 0)
         return (floats + filters) * 16 + scaled * 4 + result * 4 * copies
     }
 
     /// True when this renderer would box-reduce a `width`×`height` decode
     /// exactly as `other` does: the reduced floats are then the same values,
     /// and `adoptReduction(from:)` can take them instead of making them again.
+    /// A renderer that resamples as the rows arrive keeps no reduction to share.
     public func reducesLike(_ other: ThumbnailRenderer, width: Int, height: Int) -> Bool {
         reduction(width: width, height: height) == other.reduction(width: width, height: height)
+            && !streamsResampling(width: width, height: height) && !other.streamsResampling(width: width, height: height)
     }
 
     /// Takes `other`'s finished reduction (the rows it was fed, reduced by
@@ -97,15 +121,22 @@ public struct ThumbnailRenderer: ScanlineSink {
     }
 
     public mutating func consume(_ rows: UnsafeRawBufferPointer, rowCount: Int) {
+        if streaming != nil { return streaming!.consume(rows, rowCount: rowCount) }
         reducer!.consume(rows, rowCount: rowCount)
     }
 
     /// The finished thumbnail: `geometry.width`×`geometry.height`, straight alpha.
     public func finish() -> Bitmap {
-        guard let reducer, reducer.isComplete else { preconditionFailure("finish() before every row arrived") }
         let target = storedTarget
-        var resized = Resampler.resize(reducer.output, width: reducer.width, height: reducer.height,
+        var resized: [SIMD4<Float>]
+        if let streaming {
+            guard streaming.isComplete else { preconditionFailure("finish() before every row arrived") }
+            resized = streaming.output
+        } else {
+            guard let reducer, reducer.isComplete else { preconditionFailure("finish() before every row arrived") }
+            resized = Resampler.resize(reducer.output, width: reducer.width, height: reducer.height,
                                        toWidth: target.width, toHeight: target.height)
+        }
         // On the whole scaled image, before the crop, so a window's edges
         // see their real neighbours; in stored axes, which the Gaussian's
         // symmetry makes the same as after orienting.
