@@ -139,8 +139,8 @@ int thumbd_avif_encode(const void *rgba, uint32_t width, uint32_t height, int ha
     avifResult result = avifImageRGBToYUV(image, &rgb);
     avifRWData output = AVIF_DATA_EMPTY;
     if (result == AVIF_RESULT_OK) {
-        encoder->codecChoice = settings->codec == THUMBD_AV1_SVT ? AVIF_CODEC_CHOICE_SVT
-                             : settings->codec == THUMBD_AV1_RAV1E ? AVIF_CODEC_CHOICE_RAV1E : AVIF_CODEC_CHOICE_AOM;
+        // Never SVT-AV1 (AVIFEncoder.Codec says why).
+        encoder->codecChoice = settings->codec == THUMBD_AV1_RAV1E ? AVIF_CODEC_CHOICE_RAV1E : AVIF_CODEC_CHOICE_AOM;
         encoder->maxThreads = 1;
         encoder->speed = settings->speed;
         encoder->minQuantizer = encoder->maxQuantizer = settings->quantizer;

@@ -102,8 +102,6 @@ enum LeverBench {
         Config(name: "speed 6 enable-qm=1", encode: avif { $0.speed = 6; $0.options = [("enable-qm", "1")] }),
         Config(name: "speed 6 deltaq-mode=0", encode: avif { $0.speed = 6; $0.options = [("deltaq-mode", "0")] }),
         Config(name: "speed 6 sharpness=2", encode: avif { $0.speed = 6; $0.options = [("sharpness", "2")] }),
-        Config(name: "svt speed 9", encode: avif { $0.codec = .svt }),
-        Config(name: "svt speed 6", encode: avif { $0.codec = .svt; $0.speed = 6 }),
     ]
 
     static let avifAlphaConfigs: [Config] = [

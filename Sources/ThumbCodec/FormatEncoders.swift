@@ -63,7 +63,12 @@ public enum WebPEncoder {
 /// Alpha, when any pixel has alpha < 255, is coded with `alphaQuantizer`; an
 /// opaque bitmap gets no alpha item.
 public enum AVIFEncoder {
-    public enum Codec: Sendable, Equatable { case aom, svt, rav1e }
+    /// No SVT-AV1: it lost on CPU at thumbnail sizes (Quality.md § Encoder
+    /// settings), and libSvtAv1Enc 1.4 raises the threads it runs on to
+    /// SCHED_FIFO 99 whenever it may (as root: `thumbd thumbnail`, the test
+    /// suite), where a long encode starves every other process on the host —
+    /// found when one did, in this repository's own test run.
+    public enum Codec: Sendable, Equatable { case aom, rav1e }
 
     /// Everything that decides an AVIF's bytes besides the pixels.
     public struct Settings: Sendable, Equatable {
@@ -75,8 +80,6 @@ public enum AVIFEncoder {
         public var speed: Int
         /// 4:4:4 instead of 4:2:0.
         public var fullChroma: Bool
-        /// SVT-AV1 takes only images of at least 64×64 with even sides:
-        /// `encode` uses aom for any other.
         public var codec: Codec
         /// aom only: `quantizer` is aom's cq-level in its constant-quality
         /// mode with every quantizer allowed, so aom may vary it per block.
@@ -111,8 +114,7 @@ public enum AVIFEncoder {
     public static func encode(_ bitmap: Bitmap, settings: Settings,
                               deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {
         let alpha: Int32 = bitmap.isOpaque ? 0 : 1
-        let svtFits = bitmap.width >= 64 && bitmap.height >= 64 && bitmap.width % 2 == 0 && bitmap.height % 2 == 0
-        let codec = settings.codec == .svt && !svtFits ? .aom : settings.codec
+        let codec = settings.codec
         let options = settings.options.map { "\($0)=\($1)" }.joined(separator: ";")
         // withCString's closure cannot throw a typed error: the failure is carried out.
         var failure: CodecError?
@@ -121,8 +123,7 @@ public enum AVIFEncoder {
                                          alpha_quantizer: Int32(min(63, max(0, settings.alphaQuantizer))),
                                          speed: Int32(min(10, max(0, settings.speed))),
                                          yuv444: settings.fullChroma ? 1 : 0,
-                                         codec: Int32(codec == .svt ? THUMBD_AV1_SVT
-                                                      : codec == .rav1e ? THUMBD_AV1_RAV1E : THUMBD_AV1_AOM),
+                                         codec: Int32(codec == .rav1e ? THUMBD_AV1_RAV1E : THUMBD_AV1_AOM),
                                          adaptive_quantizer: settings.adaptiveQuantizer ? 1 : 0,
                                          options: options.isEmpty ? nil : text)
             do throws(CodecError) {

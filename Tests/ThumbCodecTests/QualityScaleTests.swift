@@ -122,20 +122,6 @@ import ThumbImaging
         #expect(BitmapPSNR.alpha(near, bitmap) > 35 && BitmapPSNR.alpha(near, bitmap) < .infinity)
     }
 
-    /// SVT-AV1 for even sides of at least 64; aom (same output as asking for
-    /// it) for any other, where SVT-AV1 would refuse.
-    @Test func avifSVTEncodesEvenSidesAndFallsBackToAomOtherwise() throws {
-        let bitmap = try photo()
-        let square = even(bitmap, side: 128)
-        let svt = try AVIFEncoder.encode(square, settings: .init(quantizer: 24, codec: .svt))
-        let aom = try AVIFEncoder.encode(square, settings: .init(quantizer: 24, codec: .aom))
-        #expect(svt != aom)
-        #expect(BitmapPSNR.rgb(try ImageDecoder.decodeBitmap(svt, maxPixels: 1 << 20).bitmap, square) > 30)
-        // testorig is 227×149: odd sides.
-        #expect(try AVIFEncoder.encode(bitmap, settings: .init(quantizer: 24, codec: .svt))
-                    == AVIFEncoder.encode(bitmap, settings: .init(quantizer: 24, codec: .aom)))
-    }
-
     @Test func avifUnknownCodecOptionFailsClearly() throws {
         let bitmap = try photo()
         #expect(throws: CodecError.self) {

@@ -119,7 +119,7 @@ int thumbd_webp_encode(const void *rgba, uint32_t width, uint32_t height, int ha
                        void **out, size_t *out_length, char *message, size_t message_size);
 
 /// AV1 encoders libavif 0.11 may be built with (Debian's has all three).
-enum { THUMBD_AV1_AOM = 0, THUMBD_AV1_SVT = 1, THUMBD_AV1_RAV1E = 2 };
+enum { THUMBD_AV1_AOM = 0, THUMBD_AV1_RAV1E = 2 };
 
 /// How an AVIF is written (AVIFEncoder.Settings).
 typedef struct {
