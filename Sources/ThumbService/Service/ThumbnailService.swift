@@ -194,7 +194,7 @@ public final class ThumbnailService: Sendable {
         if case .prepared(let bitmap, let sha, let fromAnimation)? = memory.get(.prepared(url: url, request.variant.prepared)),
            !(fromAnimation && (request.variant.animates || request.animationVariant != nil)) {
             if live { counters.countMemoryHit() }
-            submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
+            submitRender(request, cost: bitmap.byteCount) { _ throws(ServiceError) in
                 .done(try self.encode(request, bitmap: bitmap, sha256: sha, fromAnimatedSource: fromAnimation), .memory)
             }
             return
