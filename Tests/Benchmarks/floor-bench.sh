@@ -6,7 +6,8 @@
 # libvips 8.14 (libvips-tools' libvips42 through pyvips alone, in .venv-bench/debian:
 # bookworm has no python3-pyvips), both in process (thumbnail_buffer + jpegsave_buffer,
 # VIPS_CONCURRENCY=1, operation cache off); then the wall time of one cold 12 MP HEIC
-# request (w=256, a source the daemon never saw) on an idle daemon.
+# request (w=256, a source the daemon never saw) on an idle daemon. maxRenderSeconds is 300:
+# on a loaded host a 12 MP HEIC may take longer than the default 10 s.
 # ROUNDS alternating rounds (the order of the three changes each round) of RENDERS
 # thumbnails each; prints medians as a Markdown table (Results.md § The decoders' floor).
 # Usage: Tests/Benchmarks/floor-bench.sh [ROUNDS] [RENDERS]   (default 9 rounds of 5; any directory)
@@ -42,11 +43,11 @@ for side in warm cold; do
   port=18391; [ $side = cold ] && port=18392
   cat > "$W/$side.json" <<CONF
 {"listen": "127.0.0.1:$port", "memoryCacheBytes": 0, "origin": {"allowPrivateNetworks": true},
- "diskStore": {"path": "$W/store-$side"}, "log": {"accessLog": false}}
+ "limits": {"maxRenderSeconds": 300}, "diskStore": {"path": "$W/store-$side"}, "log": {"accessLog": false}}
 CONF
   bench_daemon "$BIN" "$W/$side.json" $port "$W/$side.log"
   [ $side = warm ] && WARM=$BENCH_PID
 done
-echo "thumbd $(git rev-parse --short HEAD) ($(git log -1 --format=%cs)); $(nproc) cores; $ROUNDS rounds of $RENDERS"
+echo "thumbd ${THUMBD_BIN:-$(git rev-parse --short HEAD) ($(git log -1 --format=%cs))}; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of $RENDERS (6× for the 4 MP JPEG, 2× for the 12 MP JPEG and WebP)"
 python3 Tests/Benchmarks/floor_bench.py --port 18391 --origin-port 18390 --cold-port 18392 --daemon-pid "$WARM" \
   --inputs "$W/origin" --rounds "$ROUNDS" --renders "$RENDERS" --vips818 "$VENV/bin/python" --vips814 "$VENV/debian/bin/python"
