@@ -60,7 +60,8 @@ static void size_from_message(const char *text, thumbd_image_info *info) {
 // structure walk's limits (ISOBMFFLimits: 2 048 items) one costs at most
 // 0.13 s of CPU, and under a millisecond for real files (measured: a 32×32
 // grid with 1 023 more items; 12 s for the 19 881 items of issue 19).
-static struct heif_context *read_context(const void *data, size_t length, uint64_t max_pixels, int *status,
+static struct heif_context *read_context(const void *data, size_t length, uint64_t max_pixels, int tile_threads,
+                                         int *status,
                                          thumbd_image_info *info, char *message, size_t message_size) {
     pthread_once(&heif_once, heif_start);
     struct heif_context *ctx = heif_context_alloc();
@@ -71,7 +72,11 @@ static struct heif_context *read_context(const void *data, size_t length, uint64
     }
     int limit = max_pixels < HEIF_SIDE_LIMIT ? (int)(max_pixels > 0 ? max_pixels : 1) : HEIF_SIDE_LIMIT;
     heif_context_set_maximum_image_size_limit(ctx, limit);
-    heif_context_set_max_decoding_threads(ctx, 0);   // grid tiles on the calling (render) thread
+    // Grid tiles on the calling (render) thread, or on as many threads as the
+    // job was given (idle workers' share, counted in its admission; clone with
+    // glibc's thread flags is what the worker's filter allows).
+    if (tile_threads > THUMBD_HEIF_MAX_TILE_THREADS) tile_threads = THUMBD_HEIF_MAX_TILE_THREADS;
+    heif_context_set_max_decoding_threads(ctx, tile_threads > 1 ? tile_threads : 0);
     struct heif_error error = heif_context_read_from_memory_without_copy(ctx, data, length, NULL);
     *status = heif_status(error, message, message_size);
     if (*status != THUMBD_OK) {
@@ -83,12 +88,12 @@ static struct heif_context *read_context(const void *data, size_t length, uint64
 }
 
 // The primary image's size (after transformations), or an error.
-static int open_primary(const void *data, size_t length, uint64_t max_pixels, struct heif_context **ctx,
+static int open_primary(const void *data, size_t length, uint64_t max_pixels, int tile_threads, struct heif_context **ctx,
                         struct heif_image_handle **handle, thumbd_image_info *info,
                         char *message, size_t message_size) {
     int status;
     *handle = NULL;
-    *ctx = read_context(data, length, max_pixels, &status, info, message, message_size);
+    *ctx = read_context(data, length, max_pixels, tile_threads, &status, info, message, message_size);
     if (!*ctx) return status;
     struct heif_error error = heif_context_get_primary_image_handle(*ctx, handle);
     if (error.code != heif_error_Ok) {
@@ -119,7 +124,7 @@ int thumbd_heif_probe(const void *data, size_t length, uint64_t max_pixels, thum
     info->orientation = 1;
     struct heif_context *ctx;
     struct heif_image_handle *handle;
-    int status = open_primary(data, length, max_pixels, &ctx, &handle, info, message, message_size);
+    int status = open_primary(data, length, max_pixels, 0, &ctx, &handle, info, message, message_size);
     if (status == THUMBD_OK) {
         info->has_alpha = heif_image_handle_has_alpha_channel(handle) ? 1 : 0;
         int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
@@ -213,7 +218,7 @@ static int open_thumbnail(heif_state *s, const thumbd_thumbnail *thumbnail, thum
 }
 
 // The primary image, or with `thumbnail` that thumbnail item of it.
-static thumbd_decoder *open_image(const void *data, size_t length, uint64_t max_pixels,
+static thumbd_decoder *open_image(const void *data, size_t length, uint64_t max_pixels, int tile_threads,
                                   const thumbd_thumbnail *thumbnail, uint32_t *out_width, uint32_t *out_height,
                                   int *status, char *message, size_t message_size) {
     thumbd_decoder *d = thumbd_decoder_new(status, message, message_size);
@@ -227,7 +232,7 @@ static thumbd_decoder *open_image(const void *data, size_t length, uint64_t max_
     d->state = s;
     d->release = release_heif;
     thumbd_image_info info = { 0 };
-    *status = open_primary(data, length, max_pixels, &s->ctx, &s->handle, &info, message, message_size);
+    *status = open_primary(data, length, max_pixels, tile_threads, &s->ctx, &s->handle, &info, message, message_size);
     if (*status == THUMBD_OK && thumbnail) *status = open_thumbnail(s, thumbnail, &info, message, message_size);
     if (*status != THUMBD_OK) { thumbd_decoder_close(d); return NULL; }
     struct heif_image_handle *decoded = s->thumbnail ? s->thumbnail : s->handle;
@@ -316,14 +321,14 @@ static thumbd_decoder *open_image(const void *data, size_t length, uint64_t max_
     return d;
 }
 
-thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
+thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels, int tile_threads,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size) {
-    return open_image(data, length, max_pixels, NULL, out_width, out_height, status, message, message_size);
+    return open_image(data, length, max_pixels, tile_threads, NULL, out_width, out_height, status, message, message_size);
 }
 
-thumbd_decoder *thumbd_heif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels,
+thumbd_decoder *thumbd_heif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels, int tile_threads,
                                            const thumbd_thumbnail *thumbnail, uint32_t *out_width,
                                            uint32_t *out_height, int *status, char *message, size_t message_size) {
-    return open_image(data, length, max_pixels, thumbnail, out_width, out_height, status, message, message_size);
+    return open_image(data, length, max_pixels, tile_threads, thumbnail, out_width, out_height, status, message, message_size);
 }

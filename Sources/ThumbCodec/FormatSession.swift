@@ -6,7 +6,7 @@ import ThumbImaging
 enum FormatSession {
     static func run<S: ScanlineSink>(_ bytes: UnsafeRawBufferPointer, header: ImageHeader, scaleNumerator: Int,
                                      thumbnail: ISOBMFFThumbnail? = nil, deadline: RenderDeadline,
-                                     into sink: inout S) -> Result<DecodeInfo, CodecError> {
+                                     tileThreads: Int = 1, into sink: inout S) -> Result<DecodeInfo, CodecError> {
         var message = [CChar](repeating: 0, count: 256)
         var status: Int32 = 0
         var width: UInt32 = 0, height: UInt32 = 0
@@ -22,7 +22,8 @@ enum FormatSession {
             let libheif = header.isobmff?.usesLibheif == true
             let limit = UInt64(max(0, header.pixelLimit))
             if let thumbnail {
-                opened = openThumbnail(bytes, thumbnail, header: header, libheif: libheif, width: &width, height: &height)
+                opened = openThumbnail(bytes, thumbnail, header: header, libheif: libheif, tileThreads: tileThreads,
+                                       width: &width, height: &height)
                 if opened != nil { thumbnailItem = thumbnail.item }
                 // A thumbnail that fails is no reason to refuse the image: its primary is decoded
                 // as without one (API.md § Formats read, "Embedded thumbnails") — unless time is up.
@@ -30,8 +31,11 @@ enum FormatSession {
             }
             if opened == nil {
                 // The library the probe used (ImageDecoder.probe).
-                let open = libheif ? thumbd_heif_open : thumbd_avif_open
-                opened = open(bytes.baseAddress, bytes.count, limit, &width, &height, &status, &message, message.count)
+                opened = libheif
+                    ? thumbd_heif_open(bytes.baseAddress, bytes.count, limit, Int32(tileThreads), &width, &height,
+                                       &status, &message, message.count)
+                    : thumbd_avif_open(bytes.baseAddress, bytes.count, limit, &width, &height, &status, &message,
+                                       message.count)
             }
         case .jpeg, .png, .jxl:
             preconditionFailure("\(header.format) has its own session")
@@ -56,7 +60,8 @@ enum FormatSession {
     /// reads thumbnail items itself; libavif through `ISOBMFFPrimarySwap`),
     /// or nil when it cannot be decoded, whatever the reason.
     private static func openThumbnail(_ bytes: UnsafeRawBufferPointer, _ thumbnail: ISOBMFFThumbnail, header: ImageHeader,
-                                      libheif: Bool, width: inout UInt32, height: inout UInt32) -> OpaquePointer? {
+                                      libheif: Bool, tileThreads: Int, width: inout UInt32,
+                                      height: inout UInt32) -> OpaquePointer? {
         var item = thumbd_thumbnail()
         item.item = thumbnail.item
         item.width = UInt32(thumbnail.width)
@@ -72,7 +77,7 @@ enum FormatSession {
         var message = [CChar](repeating: 0, count: 256)
         let limit = UInt64(max(0, header.pixelLimit))
         if libheif {
-            return thumbd_heif_open_thumbnail(bytes.baseAddress, bytes.count, limit, &item, &width, &height,
+            return thumbd_heif_open_thumbnail(bytes.baseAddress, bytes.count, limit, Int32(tileThreads), &item, &width, &height,
                                               &status, &message, message.count)
         }
         guard item.primary_id_size != 0 else { return nil }

@@ -223,7 +223,22 @@ public enum ImageDecoder {
     /// (54 estimated), 111 MB for a 4512×4512 one of 19 881 (264).
     static func heifWorkingBytes(_ header: ImageHeader) -> Int {
         3 * planeBytes(header) + (header.bitDepth > 8 ? header.width * header.height * 8 : 0)
+            + (tileThreads(header: header) - 1) * heifTileThreadBytes
     }
+
+    /// Threads a decode of `header` can use (`decode`'s `tileThreads`): libheif
+    /// 1.15 decodes a grid's tiles in parallel (nothing else), up to
+    /// THUMBD_HEIF_MAX_TILE_THREADS; every other decode runs on its one thread.
+    /// A job gets this many at most, fewer when fewer workers are idle as it starts.
+    public static func tileThreads(header: ImageHeader) -> Int {
+        guard let layout = header.isobmff, layout.usesLibheif, layout.tiles > 1 else { return 1 }
+        return min(Int(THUMBD_HEIF_MAX_TILE_THREADS), layout.tiles)
+    }
+
+    /// What each tile thread beyond the first holds while it decodes: a
+    /// libde265 decoder with its tile's pictures (a 512×512 tile's planes are
+    /// under 1 MB; the decoder's tables a few MB more).
+    static let heifTileThreadBytes = 8 << 20
 
     /// Decodes into `sink`, top row first, in stored orientation (AVIF/HEIC:
     /// with irot/imir applied); a JPEG or a still opaque WebP at the smallest
@@ -240,6 +255,7 @@ public enum ImageDecoder {
                                                minimumDisplayedSize: (width: Int, height: Int)?,
                                                useEmbeddedThumbnail: Bool = false,
                                                deadline: RenderDeadline = .none,
+                                               tileThreads: Int = 1,
                                                into sink: inout S) throws(CodecError) -> DecodeInfo {
         let m = scaleNumerator(header: header, minimumDisplayedSize: minimumDisplayedSize)
         let thumbnail = useEmbeddedThumbnail
@@ -250,7 +266,7 @@ public enum ImageDecoder {
             case .png: PNGSession.run(bytes, deadline: deadline, into: &sink)
             case .webp, .gif, .avif, .heic:
                 FormatSession.run(bytes, header: header, scaleNumerator: m, thumbnail: thumbnail, deadline: deadline,
-                                  into: &sink)
+                                  tileThreads: tileThreads, into: &sink)
             case .jxl: JXLSession.run(bytes, header: header, deadline: deadline, into: &sink)
             }
         }

@@ -38,14 +38,14 @@ public struct InProcessEngine: RenderEngine {
         if deadline.hasPassed { throw .renderTimedOut }
         beforeDecode(budget.admittedBytes)
         return .rendered(try Self.render(source: source, plan: plan, factsSHA256: nil, encoding: encoding,
-                                         deadline: deadline))
+                                         deadline: deadline, tileThreads: budget.tileThreads))
     }
 
     public func render(_ original: OriginalFile, plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
                        budget: JobBudget) throws(RenderError) -> RenderOutput {
         beforeDecode(budget.admittedBytes)
         return try Self.render(source: try original.read(), plan: plan, factsSHA256: factsSHA256, encoding: encoding,
-                               deadline: budget.codecDeadline)
+                               deadline: budget.codecDeadline, tileThreads: budget.tileThreads)
     }
 
     public func encode(_ bitmap: Bitmap, encoding: EncodingSpec,
@@ -69,7 +69,7 @@ public struct InProcessEngine: RenderEngine {
 
     /// A render job's work on bytes already read, whichever process runs it.
     public static func render(source: [UInt8], plan: RenderPlan, factsSHA256: String?, encoding: EncodingSpec,
-                              deadline: RenderDeadline) throws(RenderError) -> RenderOutput {
+                              deadline: RenderDeadline, tileThreads: Int = 1) throws(RenderError) -> RenderOutput {
         var encoding = encoding
         if let limits = encoding.animation, plan.isAnimated {
             let choice = try searchQuality(source: source, plan: plan, format: .webp, encoding: &encoding,
@@ -91,9 +91,9 @@ public struct InProcessEngine: RenderEngine {
         var facts: OriginalFacts?
         if let sha = factsSHA256 {
             (bitmap, facts) = try ThumbnailPipeline.prepareWithFacts(source: source, plan: plan, sha256: sha,
-                                                                     deadline: deadline)
+                                                                     deadline: deadline, tileThreads: tileThreads)
         } else {
-            bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline)
+            bitmap = try ThumbnailPipeline.prepare(source: source, plan: plan, deadline: deadline, tileThreads: tileThreads)
         }
         let choice = try searchQuality(source: source, plan: plan, format: encoding.format.resolved(isOpaque: bitmap.isOpaque),
                                        encoding: &encoding, deadline: deadline)

@@ -10,10 +10,14 @@ public struct JobBudget: Sendable {
     public var deadline: Deadline
     /// Bytes of `limits.maxDecodeMemoryBytes` the job holds.
     public var admittedBytes: Int
+    /// Threads a HEIC grid's tiles may decode on: the job's own and the idle
+    /// workers lent to it when it started (`RenderPlan.tileThreads` at most).
+    public var tileThreads: Int
 
-    public init(deadline: Deadline, admittedBytes: Int) {
+    public init(deadline: Deadline, admittedBytes: Int, tileThreads: Int = 1) {
         self.deadline = deadline
         self.admittedBytes = admittedBytes
+        self.tileThreads = tileThreads
     }
 
     /// The deadline the codecs check: the time left, from now, in C time.

@@ -104,16 +104,18 @@ extension ThumbnailPipeline {
     /// scale, else from a canonical decode first. An `attention` window is
     /// placed on the focus found.
     public static func prepareWithFacts(source: [UInt8], plan: RenderPlan, sha256: String,
-                                        deadline: RenderDeadline = .none) throws(RenderError) -> (Bitmap, OriginalFacts) {
+                                        deadline: RenderDeadline = .none,
+                                        tileThreads: Int = 1) throws(RenderError) -> (Bitmap, OriginalFacts) {
         guard sharesCanonicalDecode(plan) else {
             let facts = try facts(source: source, header: plan.header, sha256: sha256, deadline: deadline)
-            return (try prepare(source: source, plan: plan.placed(onFocus: facts.focus), deadline: deadline), facts)
+            return (try prepare(source: source, plan: plan.placed(onFocus: facts.focus), deadline: deadline,
+                                tileThreads: tileThreads), facts)
         }
         var watch = AlphaWatch(CanonicalTee(render: renderer(for: plan), canonical: canonicalRenderer(plan.header)),
                                watching: plan.header.hasAlpha)
         do {
             try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
-                                    deadline: deadline, into: &watch)
+                                    deadline: deadline, tileThreads: tileThreads, into: &watch)
         } catch {
             throw RenderError(error)
         }

@@ -100,6 +100,11 @@ public struct RenderPlan: Sendable, Codable {
                                                               decodedHeight: decoded.height)
     }
 
+    /// Threads the render's decode can use (`JobBudget.tileThreads`): a HEIC
+    /// grid's tiles decode in parallel, each thread's decoder counted in
+    /// `estimatedMemory`; any other decode, an embedded thumbnail's too, uses one.
+    public var tileThreads: Int { usesEmbeddedThumbnail ? 1 : ImageDecoder.tileThreads(header: header) }
+
     /// `estimatedMemory` when the render also computes the original's facts
     /// (`ThumbnailPipeline.prepareWithFacts`): the canonical copy's scaler
     /// beside a shared decode, or a canonical decode of its own before it.
@@ -165,12 +170,14 @@ public enum ThumbnailPipeline {
     /// format allows (an AVIF or HEIC image from an embedded thumbnail that
     /// covers the result), oriented, scaled and cropped. Past `deadline`
     /// (Configuration.md `maxRenderSeconds`) it stops with `.renderTimedOut`.
-    public static func prepare(source: [UInt8], plan: RenderPlan,
-                               deadline: RenderDeadline = .none) throws(RenderError) -> Bitmap {
+    /// `tileThreads`: threads a HEIC grid's tiles may decode on (`JobBudget.tileThreads`).
+    public static func prepare(source: [UInt8], plan: RenderPlan, deadline: RenderDeadline = .none,
+                               tileThreads: Int = 1) throws(RenderError) -> Bitmap {
         var renderer = renderer(for: plan)
         do {
             try ImageDecoder.decode(source, header: plan.header, minimumDisplayedSize: plan.minimumDisplayedSize,
-                                    useEmbeddedThumbnail: true, deadline: deadline, into: &renderer)
+                                    useEmbeddedThumbnail: true, deadline: deadline, tileThreads: tileThreads,
+                                    into: &renderer)
         } catch {
             throw RenderError(error)
         }

@@ -193,7 +193,7 @@ public final class SandboxEngine: RenderEngine {
         let time = budget.deadline.remaining
         guard time > .zero else { throw .renderTimedOut }
         let request = WorkerRequest(job: job, originalOffset: offset, originalLength: length, time: time,
-                                    admittedBytes: budget.admittedBytes)
+                                    admittedBytes: budget.admittedBytes, tileThreads: budget.tileThreads)
         let frame: [UInt8]
         do {
             frame = try WorkerWire.encode(request)

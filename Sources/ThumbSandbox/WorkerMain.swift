@@ -95,7 +95,7 @@ public enum WorkerMain {
             return (.failed(.internalError("a job the worker could not read: \(error)")), [])
         }
         let deadline = Deadline(after: request.time, on: clock)
-        let budget = JobBudget(deadline: deadline, admittedBytes: request.admittedBytes)
+        let budget = JobBudget(deadline: deadline, admittedBytes: request.admittedBytes, tileThreads: request.tileThreads)
         // What the last job freed stays for this one's decode only as far as this one was admitted for it.
         let engine = InProcessEngine { FreedHeap.release(keeping: max(SandboxEngine.keptHeapBytes, $0)) }
         do throws(RenderError) {
@@ -124,7 +124,7 @@ public enum WorkerMain {
                 case .facts(let header, let sha256):
                     return (.facts(try engine.facts(original, header: header, sha256: sha256, budget: budget)), [])
                 case .planAndRender(let variant, let limits, let focus, let encoding, let admitted):
-                    let job = JobBudget(deadline: deadline, admittedBytes: admitted)
+                    let job = JobBudget(deadline: deadline, admittedBytes: admitted, tileThreads: request.tileThreads)
                     switch try engine.planAndRender(original, variant: variant, limits: limits, focus: focus,
                                                     encoding: encoding, budget: job) {
                     case .rendered(let output): return try rendered(output)

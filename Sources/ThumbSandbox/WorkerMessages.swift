@@ -28,6 +28,8 @@ struct WorkerRequest: Codable, Sendable {
     /// The memory the job was admitted with: freed heap the worker keeps beyond
     /// it (and beyond `SandboxEngine.keptHeapBytes`) goes back before the job.
     var admittedBytes = 0
+    /// The threads the job's grid tiles may decode on (`JobBudget.tileThreads`).
+    var tileThreads = 1
 }
 
 /// A worker's answer to one job, or its greeting. Results with bytes come as

@@ -121,11 +121,11 @@ import ThumbTestSupport
             var message = [CChar](repeating: 0, count: 256)
             let decoder = bytes.withUnsafeBytes { raw -> OpaquePointer? in
                 switch (thumbnail, name.hasSuffix(".heic")) {
-                case (true, true): thumbd_heif_open_thumbnail(raw.baseAddress, raw.count, UInt64(Self.limit), &item, &width,
+                case (true, true): thumbd_heif_open_thumbnail(raw.baseAddress, raw.count, UInt64(Self.limit), 1, &item, &width,
                                                               &height, &status, &message, message.count)
                 case (true, false): thumbd_avif_open_thumbnail(raw.baseAddress, raw.count, UInt64(Self.limit), &item, &width,
                                                                &height, &status, &message, message.count)
-                case (false, true): thumbd_heif_open(raw.baseAddress, raw.count, UInt64(Self.limit), &width, &height,
+                case (false, true): thumbd_heif_open(raw.baseAddress, raw.count, UInt64(Self.limit), 1, &width, &height,
                                                      &status, &message, message.count)
                 case (false, false): thumbd_avif_open(raw.baseAddress, raw.count, UInt64(Self.limit), &width, &height,
                                                       &status, &message, message.count)

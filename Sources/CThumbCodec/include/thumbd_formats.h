@@ -45,7 +45,13 @@ thumbd_decoder *thumbd_gif_open(const void *data, size_t length, uint32_t *out_w
 /// it before its filter forbids opening files.
 void thumbd_heif_start(void);
 
-thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels,
+/// The most threads a job's grid tiles decode on (libheif 1.15's
+/// heif_context_set_max_decoding_threads; RenderQueue lends a job idle workers).
+#define THUMBD_HEIF_MAX_TILE_THREADS 4
+
+/// tile_threads: threads libheif may decode a grid's tiles on (1 or less: the
+/// calling thread alone; thumbd gives at most 4, THUMBD_HEIF_MAX_TILE_THREADS).
+thumbd_decoder *thumbd_heif_open(const void *data, size_t length, uint64_t max_pixels, int tile_threads,
                                  uint32_t *out_width, uint32_t *out_height,
                                  int *status, char *message, size_t message_size);
 /// The AVIF counterpart (libavif, one thread; max_pixels also bounds the AV1
@@ -75,7 +81,7 @@ typedef struct {
 /// primary's. An error when libheif does not list it as a thumbnail of the
 /// primary or when it decodes to another size; the caller then decodes the
 /// primary. max_pixels as for the primary.
-thumbd_decoder *thumbd_heif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels,
+thumbd_decoder *thumbd_heif_open_thumbnail(const void *data, size_t length, uint64_t max_pixels, int tile_threads,
                                            const thumbd_thumbnail *thumbnail, uint32_t *out_width,
                                            uint32_t *out_height, int *status, char *message, size_t message_size);
 /// The AVIF counterpart: libavif decodes the thumbnail as its primary image

@@ -19,6 +19,11 @@ import ThumbRender
 /// Prefetch jobs run only when no live job waits, and have their own queue, so
 /// they can never make a live request get a 503.
 ///
+/// A job whose decode can use threads (a HEIC grid's tiles, `tileThreads`)
+/// is lent the workers idle when it starts, up to what it asked for: they take
+/// no job until it ends, so a lone cold request decodes on several cores and a
+/// busy queue lends nothing (Isolation.md § Worker processes).
+///
 /// Facts jobs (`/info`'s probes and canonical decodes) go ahead of every render
 /// waiting at their priority — a list lays its rows out from the facts before
 /// any thumbnail can show (issue 38) — and hold at most half the workers (at
@@ -53,7 +58,9 @@ public final class RenderQueue: Sendable {
         let id: Int
         let cost: Int
         let kind: Kind
-        let work: @Sendable () -> Void
+        /// Threads the job could use; it gets as many as workers are idle, itself included.
+        let tileThreads: Int
+        let work: @Sendable (_ tileThreads: Int) -> Void
         /// A facts job moved forward by `hurry`: those keep their order among themselves.
         var hurried = false
     }
@@ -66,6 +73,8 @@ public final class RenderQueue: Sendable {
         var prefetchFacts = FIFO<Job>()
         var nextID = 0
         var active = 0
+        /// Idle workers lent to running jobs as tile threads: they take no job meanwhile.
+        var lent = 0
         /// Facts jobs running now (at most `maxFacts`).
         var factsActive = 0
         var memoryInUse = 0
@@ -156,6 +165,14 @@ public final class RenderQueue: Sendable {
     @discardableResult
     public func submit(cost: Int, priority: Priority = .live, kind: Kind = .render, ahead: Bool = false,
                        _ work: @escaping @Sendable () -> Void) throws(ServiceError) -> Int {
+        try submit(cost: cost, priority: priority, kind: kind, ahead: ahead, tileThreads: 1) { _ in work() }
+    }
+
+    /// `submit`, for a job that can decode on up to `tileThreads` threads:
+    /// `work` is told how many it got (1 when no other worker was idle).
+    @discardableResult
+    public func submit(cost: Int, priority: Priority = .live, kind: Kind = .render, ahead: Bool = false,
+                       tileThreads: Int, _ work: @escaping @Sendable (_ tileThreads: Int) -> Void) throws(ServiceError) -> Int {
         let result: Result<Int, ServiceError> = state.withLock { s in
             if cost > s.jobBudget {
                 let budget = s.reserved == 0 ? "maxDecodeMemoryBytes \(s.memoryBudget)"
@@ -164,7 +181,7 @@ public final class RenderQueue: Sendable {
                 return .failure(.imageTooLarge("decoding needs about \(cost) bytes, over \(budget)"))
             }
             s.nextID += 1
-            let job = Job(id: s.nextID, cost: cost, kind: kind, work: work)
+            let job = Job(id: s.nextID, cost: cost, kind: kind, tileThreads: max(1, tileThreads), work: work)
             let isFacts = kind == .facts
             switch (priority, ahead) {
             case (.live, true): isFacts ? s.liveFacts.prepend(job) : s.live.prepend(job)
@@ -267,9 +284,11 @@ public final class RenderQueue: Sendable {
 
     public var peaks: Peaks { state.withLock { $0.peaks } }
 
-    /// The next job that may start now, marked running; nil if none may.
-    private func takeJob() -> Job? {
+    /// The next job that may start now, marked running, with the threads it
+    /// was lent; nil if none may (a worker lent to a running job takes none).
+    private func takeJob() -> (Job, tileThreads: Int)? {
         state.withLock { s in
+            guard s.active + s.lent < workerCount else { return nil }
             // Read once: `fits` also runs while a queue of `s` is being changed.
             let (idle, committed, jobBudget) = (s.active == 0, s.memoryInUse + s.held, s.jobBudget)
             func fits(_ job: Job) -> Bool { idle || committed + job.cost <= jobBudget }
@@ -292,7 +311,11 @@ public final class RenderQueue: Sendable {
             } else {
                 job = next(&s.prefetchFacts, &s.prefetch)
             }
-            if let job {
+            guard let job else { return nil }
+            // The workers idle besides this one, up to what the job can use.
+            let tileThreads = min(job.tileThreads, workerCount - s.active - s.lent)
+            do {
+                s.lent += tileThreads - 1
                 s.started += 1
                 s.active += 1
                 s.memoryInUse += job.cost
@@ -302,7 +325,7 @@ public final class RenderQueue: Sendable {
                 if job.kind == .facts { s.factsActive += 1 }
                 s.running[job.id] = clock.now
             }
-            return job
+            return (job, tileThreads)
         }
     }
 
@@ -319,10 +342,11 @@ public final class RenderQueue: Sendable {
                 job = takeJob()
             }
             wake.unlock()
-            guard let job else { continue }
-            job.work()
+            guard let (job, tileThreads) = job.map({ ($0.0, $0.tileThreads) }) else { continue }
+            job.work(tileThreads)
             let (idleSince, granted): (Int?, [Granted]) = state.withLock { s in
                 s.active -= 1
+                s.lent -= tileThreads - 1
                 s.memoryInUse -= job.cost
                 s.largeRunning.remove(job.id)
                 if job.kind == .facts { s.factsActive -= 1 }

@@ -5,10 +5,11 @@ import ThumbRender
 
 /// What a render job did: finished, or learned from the header that its
 /// decode needs more memory than the job was admitted with, and must wait
-/// for it (`then` runs in a second job, admitted at `cost`).
+/// for it (`then` runs in a second job, admitted at `cost`, told how many of
+/// the `tileThreads` its decode could use it was lent: `RenderQueue`).
 enum RenderStep: Sendable {
     case done(Rendition, CacheOutcome)
-    case needsMore(cost: Int, then: @Sendable () throws(ServiceError) -> RenderStep)
+    case needsMore(cost: Int, tileThreads: Int, then: @Sendable (_ tileThreads: Int) throws(ServiceError) -> RenderStep)
 }
 
 /// The render side of the service: everything that touches an original's
@@ -46,7 +47,7 @@ extension ThumbnailService {
             return nil
         }
         if let waiting { renders.hurry(waiting) }
-        submitRender(request, cost: admitted) { [self] () throws(ServiceError) in
+        submitRender(request, cost: admitted) { [self] _ throws(ServiceError) in
             let deadline = Deadline(after: seconds, on: clock)
             // The common miss — the original's facts known, or nothing could keep them — is one
             // job: plan and render on one read of the bytes (a second job only when the decode
@@ -83,9 +84,11 @@ extension ThumbnailService {
                 case .needsMore(let plan):
                     let left = deadline.remaining
                     let estimate = try Self.estimate(plan, encoding, withFacts: false)
-                    return .needsMore(cost: estimate) { [self, request, encoding] () throws(ServiceError) in
+                    return .needsMore(cost: estimate, tileThreads: plan.tileThreads) {
+                        [self, request, encoding] (threads) throws(ServiceError) in
                         try decode(request, original, plan: plan, facts: .none, encoding: encoding,
-                                   budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate))
+                                   budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate,
+                                                     tileThreads: threads))
                     }
                 }
             }
@@ -117,9 +120,11 @@ extension ThumbnailService {
             }
             // The second wait is not the render's: the time left goes on when its job starts.
             let left = deadline.remaining
-            return .needsMore(cost: estimate) { [self, request, plan, facts, encoding] () throws(ServiceError) in
+            return .needsMore(cost: estimate, tileThreads: plan.tileThreads) {
+                [self, request, plan, facts, encoding] (threads) throws(ServiceError) in
                 try decode(request, original, plan: plan, facts: facts, encoding: encoding,
-                           budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate))
+                           budget: JobBudget(deadline: Deadline(after: left, on: clock), admittedBytes: estimate,
+                                             tileThreads: threads))
             }
         }
     }
@@ -247,20 +252,20 @@ extension ThumbnailService {
 
     /// Queues one job of a render; `ahead` for the second job of a render
     /// (`RenderStep.needsMore`), which goes before new work.
-    func submitRender(_ request: ThumbnailRequest, cost: Int, ahead: Bool = false,
-                      _ work: @escaping @Sendable () throws(ServiceError) -> RenderStep) {
-        let job: @Sendable () -> Void = { [self] in
+    func submitRender(_ request: ThumbnailRequest, cost: Int, tileThreads: Int = 1, ahead: Bool = false,
+                      _ work: @escaping @Sendable (_ tileThreads: Int) throws(ServiceError) -> RenderStep) {
+        let job: @Sendable (Int) -> Void = { [self] threads in
             // The check a storm needs: a job queued behind busy workers
             // outlives its clients (wrk -c32 of distinct 12 MP JPEGs queued
             // up to 32 renders nobody waited for), and each would cost a full
             // decode. Returning frees the worker and the job's memory admission.
             if abandonIfDeserted(request) { return }
             do throws(ServiceError) {
-                switch try work() {
+                switch try work(threads) {
                 case .done(let rendition, let outcome):
                     finishRender(request, .success(ThumbnailResult(rendition: rendition, cache: outcome)))
-                case .needsMore(let cost, let then):
-                    submitRender(request, cost: cost, ahead: true, then)
+                case .needsMore(let cost, let tileThreads, let then):
+                    submitRender(request, cost: cost, tileThreads: tileThreads, ahead: true, then)
                 }
             } catch {
                 finishRender(request, .failure(error))
@@ -271,7 +276,7 @@ extension ThumbnailService {
         do throws(ServiceError) {
             // Records the job's id in the flight, so a live request joining a prefetch render promotes it.
             try renderFlights.submit(request) { priority throws(ServiceError) in
-                try renders.submit(cost: cost, priority: priority, ahead: ahead, job)
+                try renders.submit(cost: cost, priority: priority, ahead: ahead, tileThreads: tileThreads, job)
             }
         } catch {
             finishRender(request, .failure(error))

@@ -207,7 +207,7 @@ public final class ThumbnailService: Sendable {
            !(fromAnimation && (request.variant.animates || request.animationVariant != nil)),
            !request.asksAutoQuality {   // the search needs the original
             if live { counters.countMemoryHit() }
-            submitRender(request, cost: bitmap.byteCount) { () throws(ServiceError) in
+            submitRender(request, cost: bitmap.byteCount) { _ throws(ServiceError) in
                 .done(try self.encode(request, bitmap: bitmap, sha256: sha, fromAnimatedSource: fromAnimation), .memory)
             }
             return
