@@ -100,7 +100,7 @@ let package = Package(
 
         // Shared by the test targets: loopback origins, servers and clients,
         // `eventually`, stop helpers. Public API only (no @testable), so release builds build it.
-        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging", "ThumbRender"],
+        .target(name: "ThumbTestSupport", dependencies: ["ThumbHTTP", "ThumbClock", "ThumbImaging", "ThumbCodec", "ThumbRender"],
                 path: "Tests/ThumbTestSupport"),
 
         // ThumbCodec decodes the SSIMULACRA2 fixtures and encodes the JPEG quality ladder.

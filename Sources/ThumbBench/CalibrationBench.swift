@@ -84,7 +84,8 @@ enum CalibrationBench {
         }
         print(String(format: "largest |difference| %.2f (target ≤ 3)", worst))
         if let output {
-            let source = swiftTables(webp: tables[.webp]!, avif: tables[.avif]!, jxl: tables[.jxl]!, photos: corpus.photos.count)
+            let source = swiftTables(webp: tables[.webp]!, avif: tables[.avif]!, jxl: tables[.jxl]!,
+                                     jpegMeans: jpeg.map(\.score), photos: corpus.photos.count)
             FileManager.default.createFile(atPath: output, contents: Data(source.utf8))
         }
     }
@@ -99,7 +100,7 @@ enum CalibrationBench {
         }
     }
 
-    static func swiftTables(webp: [Double], avif: [Double], jxl: [Double], photos: Int) -> String {
+    static func swiftTables(webp: [Double], avif: [Double], jxl: [Double], jpegMeans: [Double], photos: Int) -> String {
         func rows(_ values: [String]) -> String {
             stride(from: 0, to: values.count, by: 10).map { start in
                 "        " + values[start..<min(values.count, start + 10)].joined(separator: ", ") + ","
@@ -124,6 +125,13 @@ enum CalibrationBench {
             /// JPEG XL's butteraugli distance for q 1…100.
             static let jxlDistances: [Float] = [
         \(rows(jxl.map { String(format: "%.3f", $0) }))
+            ]
+
+            /// JPEG's mean score over the corpus at q 1…100 (SSIMULACRA2, 512 px):
+            /// by the calibration, every format's too. `q=auto`'s search starts where
+            /// it predicts the target.
+            public static let meanScores: [Double] = [
+        \(rows(jpegMeans.map { String(format: "%.2f", $0) }))
             ]
         }
 

@@ -74,6 +74,7 @@ enum LeverBench {
         Config(name: "sns 25", encode: webp { $0.snsStrength = 25 }),
         Config(name: "sns 80", encode: webp { $0.snsStrength = 80 }),
         Config(name: "segments 2", encode: webp { $0.segments = 2 }),
+        Config(name: "method 5 sharp_yuv", encode: webp { $0.method = 5; $0.sharpYUV = true }),
         Config(name: "method 6 sharp_yuv", encode: webp { $0.method = 6; $0.sharpYUV = true }),
     ]
 

@@ -12,6 +12,7 @@ import ThumbRender
 //        ThumbBench --animate [--runs N] [--w N] [--h N] [--fit F] [--q Q] [--out FILE] FILE...
 //          (animated GIF/WebP → animated WebP; see AnimationBench, anim-bench.sh)
 //        ThumbBench --auto-quality [--runs N] [--target T] FILE...   (q=auto's search per format; AutoQualityBench)
+//        ThumbBench --auto-spread [--target T] [--format F] FILE...   (q=auto at 4 sizes against fixed q; AutoSpreadBench)
 //        ThumbBench --jxl-efforts [--runs N] [--q Q] FILE...   (JPEG XL efforts 3…7 and AVIF at 512 px; JXLEffortBench)
 //        ThumbBench --calibrate [--out FILE] FILE...   (QualityScale's tables; CalibrationBench, calibrate-quality.sh)
 //        ThumbBench --renditions DIR FILE... | --versus DIR --labels L,L... FILE... | --encode-cpu Q PNG...
@@ -29,6 +30,8 @@ var jpegQualities: [Int] = []
 var animate = false
 var jxlEfforts = false
 var autoQuality = false
+var autoSpread = false
+var formatGiven = false
 var target = AutoQuality.defaultTarget
 var quality = 82
 var output: String?
@@ -47,13 +50,14 @@ while let arg = args.next() {
     case "--h": variant.height = Int(args.next() ?? "")
     case "--fit": variant.fit = .init(rawValue: args.next() ?? "") ?? .inside
     case "--gravity": variant.gravity = Gravity(rawValue: args.next() ?? "")
-    case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg
+    case "--format": format = OutputFormat(rawValue: args.next() ?? "") ?? .jpeg; formatGiven = true
     case "--blur-bench": blurBench = true
     case "--ssimulacra2": qualityBench = true
     case "--jpeg": jpegQualities = (args.next() ?? "").split(separator: ",").compactMap { Int($0) }
     case "--animate": animate = true
     case "--jxl-efforts": jxlEfforts = true
     case "--auto-quality": autoQuality = true
+    case "--auto-spread": autoSpread = true
     case "--target": target = Int(args.next() ?? "") ?? target
     case "--q": quality = Int(args.next() ?? "") ?? quality
     case "--out": output = args.next()
@@ -100,6 +104,11 @@ if let levers {
 
 if autoQuality {
     AutoQualityBench.run(files: files, runs: runs, target: target)
+    exit(0)
+}
+
+if autoSpread {
+    AutoSpreadBench.run(files: files, target: target, formats: formatGiven ? [format] : [.jpeg, .webp, .avif, .jxl])
     exit(0)
 }
 

@@ -102,14 +102,19 @@ public enum AutoQuality {
     /// image besides its pixels (measured peaks stay under half of it).
     public static let encoderAllowance = 48 << 20
 
-    /// The first `q` tried for `target`: thumbd's scale is anchored on
-    /// JPEG, whose photographs score about their `q` near 80 at 512 px.
-    static func prior(target: Int) -> Int { min(100, max(1, target)) }
+    /// The first `q` tried for `target`: the lowest whose mean score over the
+    /// calibration corpus reaches it (`QualityScale.meanScores`, JPEG's, which
+    /// the calibration gives every format), or 100.
+    static func prior(target: Int) -> Int { lowest(reaching: Double(target)) }
 
-    /// Score points per `q` step assumed before two scores give a slope:
-    /// about JPEG's between `q` 70 and 90 on the corpus' photographs at
-    /// 512 px (0.9 to 1.6), which the calibrated scale gives every format.
-    static let priorSlope = 1.0
+    /// The mean score over the calibration corpus at `q`: the axis the search
+    /// predicts along (an image's scores run roughly parallel to it).
+    static func mean(_ q: Int) -> Double { QualityScale.meanScores[q - 1] }
+
+    /// The lowest `q` whose mean score reaches `value`, or 100.
+    static func lowest(reaching value: Double) -> Int {
+        (QualityScale.meanScores.firstIndex { $0 >= value } ?? 99) + 1
+    }
 
     /// The lowest `q` in 1…100 whose score reaches `target`, or 100.
     ///
@@ -118,13 +123,19 @@ public enum AutoQuality {
     /// assumes scores rise with `q`; it ends when the two are adjacent, so
     /// the answer's score reaches the target and the `q` below it (when
     /// ≥ 1) was seen not to. Where plain bisection would try 7 `q`s, each
-    /// probe here is placed where the scores so far predict the target: the
-    /// first at `prior(target)`, the next on the line through the last
-    /// probe with `priorSlope`, then on the secant through the last two
-    /// probes (the local slope, near the answer), rounded up and clamped
-    /// inside the bracket. Whenever two probes in a row failed to halve a
-    /// bracket wider than 4, the next is its midpoint, so it never needs
-    /// more than about twice bisection's probes (Quality.md § What a search costs).
+    /// probe is placed where the scores so far predict the target, measured
+    /// along the corpus' mean score `mean(q)` rather than `q` itself: the
+    /// scale is calibrated so that every format's mean follows it, and one
+    /// image's scores run roughly parallel to it, steep where it is steep
+    /// and flat where it is flat. The first probe is `prior(target)`; the
+    /// next assumes the image's curve is the mean's shifted by what the
+    /// first probe measured (a slope of 1 along `mean`); later ones take the
+    /// secant through the last two probes. Each prediction is the lowest `q`
+    /// whose `mean` reaches the predicted value, one step from the last
+    /// probe at least, clamped inside the bracket. Whenever two probes in a
+    /// row failed to halve a bracket wider than 4, the next is its midpoint,
+    /// so it never needs more than about twice bisection's probes
+    /// (Quality.md § What a search costs).
     ///
     /// Deterministic: the same rendition gives the same `q` on every
     /// instance. The encoders are deterministic, SSIMULACRA2 fixes its
@@ -143,20 +154,21 @@ public enum AutoQuality {
         var low = 0, high = 101
         var encodes = 0
         var last: (q: Int, score: Double)?
-        var slope = priorSlope
+        var next = prior(target: target)
+        // Score points per point of `mean`: parallel until two probes say otherwise.
+        var slope = 1.0
         // The bracket's width one and two probes ago (wider than any at first: never "slow").
         var widths = (Int.max / 4, Int.max / 4)
-        var next = prior(target: target)
         while high - low > 1 {
             let q = min(high - 1, max(low + 1, next))
             let score = try self.score(reference, format: format, quality: q, background: background,
                                        deadline: deadline)
             encodes += 1
-            if let last {
+            if let last, mean(q) != mean(last.q) {
                 // The local slope, kept within reason; a flat step (one encoder setting for
                 // several q) or a dip keeps the one before.
-                let secant = (score - last.score) / Double(q - last.q)
-                if secant > 0 { slope = min(5, max(0.1, secant)) }
+                let secant = (score - last.score) / (mean(q) - mean(last.q))
+                if secant > 0 { slope = min(5, max(0.2, secant)) }
             }
             last = (q, score)
             if score >= goal { high = q } else { low = q }
@@ -170,14 +182,13 @@ public enum AutoQuality {
         return Search(q: high == 101 ? 100 : high, encodes: encodes, scores: encodes)
     }
 
-    /// The lowest integer `q` the line through `point` with `slope`
-    /// predicts to reach `goal`, one step away at least.
+    /// The lowest `q` the line through `point` with `slope` (score points per
+    /// point of `mean`) predicts to reach `goal`, one step from `point` at least.
     static func predict(goal: Double, from point: (q: Int, score: Double), slope: Double) -> Int {
-        let step = (goal - point.score) / slope
-        let estimate = Double(point.q) + (step >= 0 ? max(1, step) : min(-1, step))
-        let rounded = estimate.rounded(.up)
-        guard rounded.isFinite else { return point.q }
-        return Int(min(100, max(1, rounded)))
+        let target = mean(point.q) + (goal - point.score) / slope
+        guard target.isFinite else { return point.q }
+        let q = lowest(reaching: target)
+        return point.score < goal ? max(q, min(100, point.q + 1)) : min(q, max(1, point.q - 1))
     }
 
     /// `rendition` encoded at `quality`, decoded by thumbd, and scored against it.

@@ -8,6 +8,9 @@
 # Requests come from curl --parallel (16 at a time); the client's CPU is not counted.
 # Prints each round, then per case the medians and the median of B/A taken round by round.
 # Usage: Tests/Benchmarks/cpu-ab.sh BIN_A BIN_B [ROUNDS]   (default 9; any directory)
+# Environment: QUERY_A, QUERY_B (default empty) are added to every request of that side, so
+# one binary can be paired with itself, e.g. QUERY_A='&format=webp' QUERY_B='&format=jxl';
+# MODES (default "misses hits") picks the cases.
 set -euo pipefail
 A=$(realpath "${1:?usage: cpu-ab.sh BIN_A BIN_B [ROUNDS]}"); B=$(realpath "${2:?usage: cpu-ab.sh BIN_A BIN_B [ROUNDS]}"); ROUNDS=${3:-9}
 cd "$(dirname "$0")/../.."
@@ -28,8 +31,8 @@ ticks() {
   echo "$total"
 }
 
-run() { # BIN MODE -> CPU ms per request
-  local bin=$1 mode=$2 port=18501 memory=268435456 n=20000 i
+run() { # BIN MODE QUERY -> CPU ms per request
+  local bin=$1 mode=$2 query=$3 port=18501 memory=268435456 n=20000 i
   [ "$mode" = misses ] && { memory=0; n=300; }
   cat > "$W/c.json" <<CONF
 {"listen": "127.0.0.1:$port", "memoryCacheBytes": $memory, "origin": {"allowPrivateNetworks": true},
@@ -37,11 +40,11 @@ run() { # BIN MODE -> CPU ms per request
 CONF
   bench_daemon "$bin" "$W/c.json" "$port" /dev/null
   local pid=$BENCH_PID
-  curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:$port/thumbnail?url=$SRC&w=256&h=256"
+  curl -sf --max-time 60 -o /dev/null "http://127.0.0.1:$port/thumbnail?url=$SRC&w=256&h=256$query"
   : > "$W/urls"
   for i in $(seq "$n"); do
     if [ "$mode" = hits ]; then w=256; else w=$((101 + i)); fi
-    printf 'url = "http://127.0.0.1:%s/thumbnail?url=%s&w=%s&h=256"\noutput = /dev/null\n' "$port" "$SRC" "$w" >> "$W/urls"
+    printf 'url = "http://127.0.0.1:%s/thumbnail?url=%s&w=%s&h=256%s"\noutput = /dev/null\n' "$port" "$SRC" "$w" "$query" >> "$W/urls"
   done
   local before after
   before=$(ticks "$pid")
@@ -52,10 +55,15 @@ CONF
   echo "scale=4; ($after - $before) * 1000 / $TICK / $n" | bc
 }
 
+MODES=${MODES:-misses hits}
 for r in $(seq "$ROUNDS"); do
   for side in A B; do
-    BIN=$A; [ $side = B ] && BIN=$B
-    echo "$side $(run "$BIN" misses) $(run "$BIN" hits)" | tee -a "$W/results"
+    BIN=$A QUERY=${QUERY_A:-}; [ $side = B ] && { BIN=$B; QUERY=${QUERY_B:-}; }
+    line=$side
+    for mode in misses hits; do
+      case " $MODES " in *" $mode "*) line="$line $(run "$BIN" $mode "$QUERY")" ;; *) line="$line 0" ;; esac
+    done
+    echo "$line" | tee -a "$W/results"
   done
 done
 python3 - "$W/results" <<'PY'
@@ -64,6 +72,7 @@ rows = [l.split() for l in open(sys.argv[1])]
 a = [r for r in rows if r[0] == 'A']; b = [r for r in rows if r[0] == 'B']
 for name, i in [('misses', 1), ('hits', 2)]:
     A = [float(r[i]) for r in a]; B = [float(r[i]) for r in b]
+    if not any(A): continue
     ratios = [y / x for x, y in zip(A, B) if x > 0]
     print(f"{name}: CPU ms/request A {st.median(A):.4f}, B {st.median(B):.4f}; B/A by round: median {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 PY

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
-import ThumbTestSupport
+import ThumbCodec
 @testable import ThumbAPI
 @testable import ThumbService
-import ThumbCodec
 import ThumbImaging
 import ThumbJSON
+import ThumbTestSupport
 
 /// JPEG XL through the real daemon, its sandboxed render workers and a
 /// loopback origin (API.md § Output formats, § Formats read, § `format=auto`):
@@ -85,23 +85,6 @@ import ThumbJSON
 
     /// `djxl` (libjxl-tools 0.7, one thread) decodes `jxl` to a PNG, read
     /// back by thumbd's PNG decoder (its ICC profile, if any, converted to sRGB).
-    static func djxl(_ jxl: [UInt8]) throws -> Bitmap {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("thumbd-djxl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let input = dir.appendingPathComponent("in.jxl"), output = dir.appendingPathComponent("out.png")
-        try Data(jxl).write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/djxl")
-        process.arguments = [input.path, output.path, "--num_threads=0"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "djxl failed")
-        return try ImageDecoder.decodeBitmap([UInt8](try Data(contentsOf: output)), maxPixels: 1 << 24).bitmap
-    }
-
     private static func png(_ bytes: [UInt8]) throws -> Bitmap {
         try ImageDecoder.decodeBitmap(bytes, maxPixels: 1 << 24).bitmap
     }
@@ -116,7 +99,7 @@ import ThumbJSON
             let png = daemon.get(target(origin, "/cat.jpg", "w=100&format=png"))
             #expect(png.status == 200 && png.headers["content-type"] == "image/png")
             let reference = try Self.png(png.body)
-            let decoded = try Self.djxl(jxl.body)
+            let decoded = try Djxl.decode(jxl.body)
             try #require(decoded.width == 100 && decoded.height == 67)
             #expect(decoded.isOpaque)
             let psnr = PSNR.premultiplied(decoded, reference)
@@ -137,7 +120,7 @@ import ThumbJSON
             let jxl = daemon.get(target(origin, "/rgba.jxl", "w=80&format=jxl"))
             let png = daemon.get(target(origin, "/rgba.jxl", "w=80&format=png"))
             #expect(jxl.status == 200 && png.status == 200)
-            let decoded = try Self.djxl(jxl.body), reference = try Self.png(png.body)
+            let decoded = try Djxl.decode(jxl.body), reference = try Self.png(png.body)
             try #require(decoded.width == reference.width && decoded.height == reference.height)
             #expect(!decoded.isOpaque)
             #expect(PSNR.premultiplied(decoded, reference) >= 30)
@@ -279,7 +262,7 @@ import ThumbJSON
             let r = daemon.get(target(origin, "/" + name, "w=4096&h=4096&format=png"))
             try #require(r.status == 200, "\(name): \(String(decoding: r.body, as: UTF8.self))")
             let answer = try Self.png(r.body)
-            let reference = try Self.djxl(try Self.fixture("jxl/" + name))
+            let reference = try Djxl.decode(try Self.fixture("jxl/" + name))
             try #require(answer.width == reference.width && answer.height == reference.height, "\(name)")
             let psnr = PSNR.premultiplied(answer, reference)
             let lossless = name.contains("lossless")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbCodec
 import ThumbImaging
+import ThumbTestSupport
 
 /// JPEG XL with the real libjxl 0.7: thumbd's encoder checked by libjxl's own
 /// `djxl` (libjxl-tools), its probe and decoder on files `cjxl` wrote
@@ -28,24 +29,6 @@ import ThumbImaging
 
     /// `djxl` (libjxl-tools 0.7, one thread) decodes `jxl` to a PNG, which
     /// thumbd's PNG decoder (libpng) reads back: an independent route to the pixels.
-    private func djxl(_ jxl: [UInt8]) throws -> Bitmap {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("thumbd-djxl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let input = dir.appendingPathComponent("in.jxl"), output = dir.appendingPathComponent("out.png")
-        try Data(jxl).write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/djxl")
-        process.arguments = [input.path, output.path, "--num_threads=0"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "djxl failed")
-        let png = try [UInt8](Data(contentsOf: output))
-        return try ImageDecoder.decodeBitmap(png, maxPixels: Self.limit).bitmap
-    }
-
     /// Colour compared premultiplied, where a viewer sees it.
     private func visiblePSNR(_ a: Bitmap, _ b: Bitmap) -> Double {
         func premultiplied(_ bitmap: Bitmap) -> Bitmap {
@@ -64,7 +47,7 @@ import ThumbImaging
         let jxl = try JXLEncoder.encode(bitmap, quality: 80)
         #expect(Array(jxl[0..<2]) == [0xFF, 0x0A], "a bare codestream: no container, so no Exif or XMP box")
         #expect(ImageFormat.sniff(jxl) == .jxl)
-        let reference = try djxl(jxl)
+        let reference = try Djxl.decode(jxl)
         #expect(reference.width == bitmap.width && reference.height == bitmap.height && reference.isOpaque)
         let referencePSNR = BitmapPSNR.rgb(reference, bitmap)
         #expect(referencePSNR >= 30, "djxl's decode: \(referencePSNR) dB")
@@ -85,7 +68,7 @@ import ThumbImaging
         #expect(BitmapPSNR.alpha(back, bitmap) >= 45 && alphaError.max()! <= 24, "alpha \(BitmapPSNR.alpha(back, bitmap)) dB, worst \(alphaError.max()!)")
         #expect(back[300, 200].a == 0 && back[639, 10].a >= 250, "the hole stays clear, the opaque edge opaque")
         #expect(visiblePSNR(back, bitmap) >= 30)
-        let reference = try djxl(jxl)
+        let reference = try Djxl.decode(jxl)
         #expect(BitmapPSNR.alpha(reference, back) == .infinity, "djxl reads the same alpha")
         #expect(visiblePSNR(reference, bitmap) >= 30)
         let opaque = try JXLEncoder.encode(try photo(alpha: false), quality: 80)

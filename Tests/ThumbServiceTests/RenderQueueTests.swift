@@ -472,4 +472,31 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         await check?.value
         #expect(idleCalls.withLock { $0 } == 1)
     }
+
+    /// `shutdown` ends a check still asleep on a clock nobody will move: no
+    /// task outlives the queue (LeakSanitizer counts one at exit), and the
+    /// hook never runs for a queue that is gone; a job ending after it
+    /// schedules none.
+    @Test func shutdownEndsAPendingIdleCheckWithoutRunningTheHook() async throws {
+        let clock = ManualClock()
+        let idleCalls = Mutex(0)
+        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 10, clock: clock, idleDelay: .seconds(1),
+                                whenIdle: { idleCalls.withLock { $0 += 1 } })
+        let done = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1) { done.signal() }
+        done.wait()
+        #expect(waitUntil { clock.sleepers == 1 })
+        let check = queue.idleCheck
+        let gate = Gate()
+        try gate.hold(queue)   // a job still running when the queue shuts down
+        queue.shutdown()
+        await check?.value
+        #expect(clock.sleepers == 0, "the check ended without the clock moving")
+        gate.open()
+        #expect(waitUntil { queue.statistics.active == 0 })
+        usleep(50_000)   // a window for a check that must not be scheduled
+        #expect(clock.sleepers == 0 && queue.idleCheck == check)
+        clock.advance(by: .seconds(5))
+        #expect(idleCalls.withLock { $0 } == 0)
+    }
 }

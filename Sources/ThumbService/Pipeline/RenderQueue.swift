@@ -269,9 +269,14 @@ public final class RenderQueue: Sendable {
     }
 
     /// Lets the workers exit once the queues are empty (tests; the daemon's
-    /// workers live as long as the process).
+    /// workers live as long as the process), and ends a pending idle check,
+    /// which would otherwise sleep on a manual clock nobody moves any more.
     public func shutdown() {
-        state.withLock { $0.stopping = true }
+        let check = state.withLock { s in
+            s.stopping = true
+            return s.idleCheck
+        }
+        check?.cancel()
         wakeWorkers()
     }
 
@@ -368,8 +373,9 @@ public final class RenderQueue: Sendable {
         guard let whenIdle else { return }
         // Made under the lock, so `idleCheck` names it before it can sleep.
         state.withLock { s in
+            guard !s.stopping else { return }
             s.idleCheck = Task.detached(priority: .utility) { [self, clock, idleDelay] in
-                try? await clock.sleep(for: idleDelay)
+                do { try await clock.sleep(for: idleDelay) } catch { return }   // cancelled by `shutdown`
                 let stillIdle = state.withLock { $0.started == startedWhenIdle && $0.active == 0 }
                 if stillIdle { whenIdle() }
             }
