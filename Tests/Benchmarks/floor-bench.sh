@@ -5,7 +5,7 @@
 # PyPI (pyvips + pyvips-binary, in a venv this script makes in .venv-bench) and Debian's
 # libvips 8.14 (libvips-tools' libvips42 through pyvips alone, in .venv-bench/debian:
 # bookworm has no python3-pyvips), both in process (thumbnail_buffer + jpegsave_buffer,
-# VIPS_CONCURRENCY=1, operation cache off); then the wall time of one cold 12 MP HEIC
+# VIPS_CONCURRENCY=1, operation cache off); then the wall time of one cold 12 MP HEIC grid
 # request (w=256, a source the daemon never saw) on an idle daemon. maxRenderSeconds is 300:
 # on a loaded host a 12 MP HEIC may take longer than the default 10 s.
 # ROUNDS alternating rounds (the order of the three changes each round) of RENDERS
@@ -35,9 +35,10 @@ bench_inputs --formats
 BIN=$(bench_release_bin)
 bench_init
 mkdir "$W/origin"
-cp "$INPUTS"/{jpeg-4mp.jpg,jpeg-12mp-progressive.jpg,png-12mp-rgb.png,webp-12mp.webp,heic-12mp.heic,avif-12mp.avif} "$W/origin/"
-# The cold request's sources: the same HEIC under names the daemon has not seen.
-for r in $(seq 0 $((ROUNDS - 1))); do cp "$INPUTS/heic-12mp.heic" "$W/origin/cold-$r.heic"; done
+cp "$INPUTS"/{jpeg-4mp.jpg,jpeg-12mp-progressive.jpg,png-12mp-rgb.png,webp-12mp.webp,heic-12mp.heic,heic-12mp-grid.heic,avif-12mp.avif} "$W/origin/"
+# The cold request's sources: the HEIC grid (an iPhone's shape, whose tiles libheif can decode
+# on several threads) under names the daemon has not seen.
+for r in $(seq 0 $((ROUNDS - 1))); do cp "$INPUTS/heic-12mp-grid.heic" "$W/origin/cold-$r.heic"; done
 bench_origin "$W/origin" 18390
 for side in warm cold; do
   port=18391; [ $side = cold ] && port=18392

@@ -52,6 +52,9 @@
 #                              Fixtures/icc/display-p3.icc (webpmux -set icc; API.md § Output "Colour")
 #   avif-12mp.avif             avifenc -s 6 --min 20 --max 30 (aom)
 #   heic-12mp.heic             heif-enc -q 80 (x265)
+#   heic-12mp-grid.heic        the shape iPhones write: 4032x3024 as an 8x6 grid of 512x512 HEVC
+#                              tiles, each heif-enc -q 80 of a 512x512 crop (vips crop) of the
+#                              photo's top-left 4096x3072, put together by heic_grid.py
 set -euo pipefail
 FORMATS=0
 [ "${1:-}" = --formats ] && { FORMATS=1; shift; }
@@ -65,11 +68,11 @@ bash "$ROOT/.ci/deps.sh" "${tools[@]}" >&2
 export VIPS_WARNING=0   # libvips' heifload notes that it ignores the AVIFs' nclx boxes (they say sRGB)
 
 exec 9>"$OUT/.lock"; flock 9   # two benchmarks started at once make the inputs once
-recipe=$({ grep -v '^ *#' "$0"; cat "$ROOT/Tests/Benchmarks/pngdecode.c"; } | sha256sum | cut -d" " -f1)
+recipe=$({ grep -v '^ *#' "$0"; cat "$ROOT/Tests/Benchmarks/pngdecode.c" "$ROOT/Tests/Benchmarks/heic_grid.py"; } | sha256sum | cut -d" " -f1)
 if [ "$(cat "$OUT/.recipe" 2>/dev/null)" != "$recipe" ]; then
   # Made by another recipe (an older version of this script, or another script): start again.
   rm -f "$OUT"/jpeg-12mp-*.jpg "$OUT/jpeg-4mp.jpg" "$OUT"/png-12mp-*.png "$OUT/thumb-20k.jpg" "$OUT/pngdecode" \
-        "$OUT"/webp-12mp*.webp "$OUT/avif-12mp.avif" "$OUT/heic-12mp.heic"
+        "$OUT"/webp-12mp*.webp "$OUT/avif-12mp.avif" "$OUT"/heic-12mp*.heic
   echo "$recipe" > "$OUT/.recipe"
 fi
 T=$(mktemp -d "$OUT/.tmp.XXXXXX"); trap 'rm -rf "$T"' EXIT
@@ -150,5 +153,16 @@ if [ $FORMATS = 1 ]; then
   fi
   if ! made avif-12mp.avif; then avifenc -s 6 --min 20 --max 30 "$B" "$T/avif-12mp.avif" >/dev/null; keep avif-12mp.avif; fi
   if ! made heic-12mp.heic; then heif-enc -q 80 "$B" -o "$T/heic-12mp.heic" >/dev/null; keep heic-12mp.heic; fi
+  if ! made heic-12mp-grid.heic; then
+    mkdir "$T/tiles"
+    for r in 0 1 2 3 4 5; do
+      for c in 0 1 2 3 4 5 6 7; do
+        vips crop "$B" "$T/tiles/crop.png" $((c * 512)) $((r * 512)) 512 512
+        heif-enc -q 80 "$T/tiles/crop.png" -o "$T/tiles/tile-$r-$c.heic" >/dev/null
+      done
+    done
+    python3 "$ROOT/Tests/Benchmarks/heic_grid.py" "$T/tiles" 8 6 4032 3024 "$T/heic-12mp-grid.heic"
+    keep heic-12mp-grid.heic
+  fi
 fi
 ls -l "$OUT"

@@ -5,8 +5,9 @@ import Testing
 import ThumbTestSupport
 
 /// A job whose decode can use threads (a HEIC grid's tiles) is lent the
-/// workers idle when it starts, up to what it asks for; lent workers take no
-/// job until it ends, and a busy queue lends nothing.
+/// workers idle when it starts (and the worker of the job that queued it as
+/// the rest of its render), up to what it asks for; lent workers take no job
+/// until it ends, and a busy queue lends nothing.
 @Suite struct RenderQueueTileThreadTests {
     /// Submits a job asking for `threads` that records what it got and
     /// blocks on `gate`; waits until it runs.
@@ -51,6 +52,39 @@ import ThumbTestSupport
         gate.signal(2)
         #expect(third.wait(timeout: .now() + 10) == .success)
         #expect(got.all.count == 3 && got.all[2] >= 1 && got.all[2] <= 3)
+        #expect(eventually(10) { queue.statistics == .init() })
+    }
+
+    /// A cold render's first job (the probe) queues the rest (`ahead`) as it
+    /// ends: the rest is lent that job's worker too, though another worker
+    /// takes it before the first job has returned.
+    @Test func theRestOfARenderIsLentTheWorkerOfTheJobThatQueuedIt() throws {
+        let queue = RenderQueue(workers: 2, maxQueue: 10, memoryBudget: 1 << 30)
+        defer { queue.shutdown() }
+        let got = Granted()
+        let gate = DispatchSemaphore(value: 0)
+        let firstDone = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1) {
+            do {
+                try queue.submit(cost: 1, ahead: true, tileThreads: 4) { n in
+                    got.add(n)
+                    gate.wait()
+                }
+            } catch {
+                Issue.record("the rest was refused: \(error)")
+            }
+            // The other worker starts the rest while this job is still returning.
+            _ = eventually(10) { got.all.count == 1 }
+            firstDone.signal()
+        }
+        #expect(firstDone.wait(timeout: .now() + 10) == .success)
+        #expect(got.all == [2], "both workers: the idle one and the one whose job queued it")
+        // Its worker, lent now, takes no job until the rest ends.
+        let ran = DispatchSemaphore(value: 0)
+        try queue.submit(cost: 1) { ran.signal() }
+        #expect(ran.wait(timeout: .now() + 0.3) == .timedOut)
+        gate.signal()
+        #expect(ran.wait(timeout: .now() + 10) == .success)
         #expect(eventually(10) { queue.statistics == .init() })
     }
 }

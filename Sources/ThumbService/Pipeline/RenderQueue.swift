@@ -22,7 +22,10 @@ import ThumbRender
 /// A job whose decode can use threads (a HEIC grid's tiles, `tileThreads`)
 /// is lent the workers idle when it starts, up to what it asked for: they take
 /// no job until it ends, so a lone cold request decodes on several cores and a
-/// busy queue lends nothing (Isolation.md § Worker processes).
+/// busy queue lends nothing (Isolation.md § Worker processes). The rest of a
+/// render (`ahead`), queued by its first job as that job ends, counts that
+/// job's worker as idle: a cold HEIC grid's decode, planned by the first job,
+/// gets it too.
 ///
 /// Facts jobs (`/info`'s probes and canonical decodes) go ahead of every render
 /// waiting at their priority — a list lays its rows out from the facts before
@@ -75,6 +78,12 @@ public final class RenderQueue: Sendable {
         var active = 0
         /// Idle workers lent to running jobs as tile threads: they take no job meanwhile.
         var lent = 0
+        /// The job each worker thread runs now, by thread.
+        var workerJobs: [pthread_t: Int] = [:]
+        /// Running jobs that queued the rest of their render (`ahead`) and are about to
+        /// end: their workers may be lent to that rest, which would otherwise start
+        /// beside them, see no idle worker and decode a cold HEIC grid on one thread.
+        var handingOver: Set<Int> = []
         /// Facts jobs running now (at most `maxFacts`).
         var factsActive = 0
         var memoryInUse = 0
@@ -183,6 +192,9 @@ public final class RenderQueue: Sendable {
             s.nextID += 1
             let job = Job(id: s.nextID, cost: cost, kind: kind, tileThreads: max(1, tileThreads), work: work)
             let isFacts = kind == .facts
+            // The rest of a render, queued by its first job as that job ends: the worker it
+            // runs on is as good as idle to the rest.
+            if ahead, let current = s.workerJobs[pthread_self()] { s.handingOver.insert(current) }
             switch (priority, ahead) {
             case (.live, true): isFacts ? s.liveFacts.prepend(job) : s.live.prepend(job)
             case (.prefetch, true): isFacts ? s.prefetchFacts.prepend(job) : s.prefetch.prepend(job)
@@ -317,8 +329,11 @@ public final class RenderQueue: Sendable {
                 job = next(&s.prefetchFacts, &s.prefetch)
             }
             guard let job else { return nil }
-            // The workers idle besides this one, up to what the job can use.
-            let tileThreads = min(job.tileThreads, workerCount - s.active - s.lent)
+            // The workers idle besides this one, and those whose job is handing over to
+            // this one, up to what the job can use; a handed-over worker is lent once.
+            let tileThreads = min(job.tileThreads, workerCount - s.active - s.lent + s.handingOver.count)
+            for _ in 0..<min(tileThreads - 1, s.handingOver.count) { s.handingOver.removeFirst() }
+            s.workerJobs[pthread_self()] = job.id
             do {
                 s.lent += tileThreads - 1
                 s.started += 1
@@ -352,6 +367,8 @@ public final class RenderQueue: Sendable {
             let (idleSince, granted): (Int?, [Granted]) = state.withLock { s in
                 s.active -= 1
                 s.lent -= tileThreads - 1
+                s.workerJobs[pthread_self()] = nil
+                s.handingOver.remove(job.id)
                 s.memoryInUse -= job.cost
                 s.largeRunning.remove(job.id)
                 if job.kind == .facts { s.factsActive -= 1 }
