@@ -10,7 +10,9 @@ import ThumbImaging
 /// `--renditions DIR FILE...`: writes each photo's rendition as DIR/NAME.png.
 ///
 /// `--versus DIR --labels L,L... FILE...`: for each photo, format (jpeg, webp,
-/// avif) and label, scores DIR/NAME.LABEL.FORMAT, then finds by bisection the
+/// avif, jxl) and label whose file exists, scores DIR/NAME.LABEL.FORMAT, and for
+/// jxl thumbd's own JPEG at q 80 too (label `thumbd-jpeg80`: JPEG XL's bytes
+/// against thumbd's JPEG at the same score, issue 37), then finds by bisection the
 /// lowest thumbd `q` whose score reaches it and interpolates log bytes between
 /// `q − 1` and `q` at exactly that score; one line per photo, format and label:
 /// "NAME FORMAT LABEL score bytes q thumbd-bytes ratio", then the median ratio
@@ -26,7 +28,7 @@ enum VersusBench {
         }
     }
 
-    static let formats: [QualityCorpus.Format] = [.jpeg, .webp, .avif]
+    static let formats: [QualityCorpus.Format] = [.jpeg, .webp, .avif, .jxl]
 
     static func encode(_ bitmap: Bitmap, _ format: QualityCorpus.Format, q: Int) throws -> [UInt8] {
         switch format {
@@ -48,10 +50,16 @@ enum VersusBench {
                     cache[q] = outcome
                     return outcome
                 }
-                for label in labels {
+                var others: [(label: String, bytes: [UInt8])] = labels.compactMap { label in
                     let path = "\(directory)/\(photo.name).\(label).\(format.rawValue)"
-                    guard let data = FileManager.default.contents(atPath: path) else { QualityCorpus.fail("cannot read \(path)") }
-                    let target = QualityCorpus.score([UInt8](data), against: photo.rendition, name: path)
+                    return FileManager.default.contents(atPath: path).map { (label, [UInt8]($0)) }
+                }
+                if format == .jxl {
+                    guard let jpeg = try? encode(photo.rendition, .jpeg, q: 80) else { QualityCorpus.fail("\(photo.name): JPEG") }
+                    others.append(("thumbd-jpeg80", jpeg))
+                }
+                for (label, data) in others {
+                    let target = QualityCorpus.score(data, against: photo.rendition, name: "\(photo.name) \(label)")
                     // Lowest q in 1…100 whose score reaches the target (scores taken as rising with q).
                     var low = 1, high = 100
                     while low < high {

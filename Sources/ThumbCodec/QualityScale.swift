@@ -9,7 +9,7 @@
 public enum QualityScale {
     /// Bumped whenever a table or a fixed setting below changes what a `q`
     /// gives: q=auto's stored results name the version they were searched with.
-    public static let tableVersion = 2
+    public static let tableVersion = 3
 
     /// The settings of a JPEG at `q`: libjpeg's quality `q` on N. Robidoux's
     /// tables, progressive (≈ 5 % fewer bytes at equal score than Annex K's
@@ -42,11 +42,14 @@ public enum QualityScale {
         jxlSettings(distance: jxlDistances[clamp(q) - 1])
     }
 
-    /// WebP's fixed settings around the calibrated quality: method 6 and
-    /// sharp YUV (≈ 7 % fewer bytes at equal score than method 4 without it,
-    /// for ≈ 2.4× its CPU: ≈ 26 ms per 512-px photo; Quality.md § Encoder settings).
+    /// WebP's fixed settings around the calibrated quality: method 4 and
+    /// sharp YUV (≈ 3.6 % fewer bytes at equal score than method 4 without
+    /// it, ≈ 16 ms per 512-px photo against 11). Methods 5 and 6 save 1 and
+    /// 3 % more, but a default 256-px miss then costs 1.18× and 1.78× what it
+    /// did before the quality scale, past the 1.15× bound that sharp YUV at
+    /// method 4 keeps (1.11×; Quality.md § Encoder settings).
     public static func webpSettings(quality: Float) -> WebPEncoder.Settings {
-        WebPEncoder.Settings(quality: quality, method: 6, sharpYUV: true)
+        WebPEncoder.Settings(quality: quality, method: 4, sharpYUV: true)
     }
 
     /// AVIF's fixed settings around the calibrated quantizer: aom at speed 5

@@ -45,8 +45,9 @@ public struct ThumbnailVariant: Hashable, Sendable {
     /// Bumped whenever a release changes the bytes of an existing variant
     /// (API.md § Output: part of every ETag). Round 3 made it 3; round 4
     /// made it 4 (0-ms WebP frames kept, `animated=1` out of the key), then
-    /// 5 (one quality scale: every lossy encoder's settings changed).
-    public static let rendererVersion = 5
+    /// 5 (one quality scale: every lossy encoder's settings changed), then 6
+    /// (WebP at method 4 with sharp YUV, and its table recalibrated).
+    public static let rendererVersion = 6
 
     public var prepared: PreparedVariant
     public var format: OutputFormat

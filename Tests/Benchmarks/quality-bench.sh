@@ -4,7 +4,8 @@
 # 512 px on the long side (ThumbBench --renditions, lossless PNG); libvips 8.14 (Debian's
 # libvips42, the same libavif/libheif/aom generation, through PyPI pyvips in ABI mode) and
 # libvips 8.18 (PyPI pyvips + pyvips-binary) save those PNGs at imgproxy's defaults (jpeg 80,
-# webp 79, avif 63, metadata stripped; quality_bench.py). Every output is scored with
+# webp 79, avif 63, metadata stripped; jxl 77 at effort 4 where the libvips has jxlsave — Debian's
+# 8.14 on thumbd's libjxl 0.7, not the 8.18 wheel; quality_bench.py). Every output is scored with
 # thumbd's SSIMULACRA2 against the same PNG, so only the encoder is judged; per image, thumbd's
 # lowest q reaching libvips' score is found by bisection and its bytes interpolated at exactly
 # that score (ThumbBench --versus); the ratio thumbd/libvips is reported per image and as the

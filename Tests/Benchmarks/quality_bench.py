@@ -2,7 +2,9 @@
 
 encode LABEL DIR: each DIR/NAME.png (thumbd's lossless 512-px rendition) saved by libvips
   at imgproxy's defaults, metadata stripped: DIR/NAME.LABEL.jpeg (jpegsave Q 80,
-  optimize_coding), .webp (webpsave Q 79), .avif (heifsave Q 63, AV1, default effort).
+  optimize_coding), .webp (webpsave Q 79), .avif (heifsave Q 63, AV1, default effort),
+  .jxl (jxlsave Q 77, effort 4: imgproxy's JxlEffort) where the libvips has jxlsave
+  (Debian's 8.14 does, on the same libjxl 0.7 as thumbd; the 8.18 wheel does not).
 cpu DIR: one pass over DIR/*.png, each image loaded into memory first; prints
   "FORMAT median-ms" of process CPU time (all of libvips' and the codecs' threads) per save.
 summary FILE: the rounds' lines ("ROUND ENCODER FORMAT ms") to medians and ratios.
@@ -17,7 +19,22 @@ SAVES = [
     ("jpeg", "jpegsave_buffer", dict(Q=80, optimize_coding=True, strip=True)),
     ("webp", "webpsave_buffer", dict(Q=79, strip=True)),
     ("avif", "heifsave_buffer", dict(Q=63, compression="av1", strip=True)),
+    ("jxl", "jxlsave_buffer", dict(Q=77, effort=4, strip=True)),
 ]
+
+
+def saves():
+    """The SAVES this libvips has (a wheel may lack a saver: 8.18's has no jxlsave)."""
+    import pyvips
+    probe = pyvips.Image.black(8, 8, bands=3)
+    usable = []
+    for fmt, method, options in SAVES:
+        try:
+            getattr(probe, method)(**options)
+            usable.append((fmt, method, options))
+        except (pyvips.Error, AttributeError):
+            pass
+    return usable
 
 
 def images(directory):
@@ -29,14 +46,14 @@ def images(directory):
 def encode(label, directory):
     for path, image in images(directory):
         stem = path[:-len(".png")]
-        for fmt, method, options in SAVES:
+        for fmt, method, options in saves():
             with open(f"{stem}.{label}.{fmt}", "wb") as out:
                 out.write(getattr(image, method)(**options))
 
 
 def cpu(directory):
     loaded = images(directory)
-    for fmt, method, options in SAVES:
+    for fmt, method, options in saves():
         times = []
         for _, image in loaded:
             start = time.process_time()
@@ -51,10 +68,10 @@ def summary(path):
         round_, encoder, fmt, ms = line.split()
         rows.setdefault((encoder, fmt), {})[int(round_)] = float(ms)
     encoders = sorted({e for e, _ in rows})
-    for fmt in ("jpeg", "webp", "avif"):
+    for fmt in ("jpeg", "webp", "avif", "jxl"):
         thumbd = rows[("thumbd", fmt)]
         parts = [f"thumbd {statistics.median(thumbd.values()):.1f} ms"]
-        for other in (e for e in encoders if e != "thumbd"):
+        for other in (e for e in encoders if e != "thumbd" and (e, fmt) in rows):
             theirs = rows[(other, fmt)]
             ratios = [thumbd[r] / theirs[r] for r in thumbd if r in theirs]
             parts.append(f"{other} {statistics.median(theirs.values()):.1f} ms "

@@ -144,10 +144,14 @@ import ThumbTestSupport
             let old = daemon.get(target(origin, "/cat.jpg", "w=64"), headers: ["Accept": "image/jxl;q=0,image/webp,*/*"])
             #expect(old.headers["content-type"] == "image/webp")
         }
-        // The default autoFormats (["webp"]): Chromium gets WebP.
+        // The default autoFormats (["jxl", "webp"]): Chromium and Safari get JPEG XL, Firefox WebP.
         try withDaemon { daemon, origin in
             let r = daemon.get(target(origin, "/cat.jpg", "w=64"), headers: ["Accept": Self.chromium])
-            #expect(r.headers["content-type"] == "image/webp" && r.headers["vary"] == "Accept")
+            #expect(r.headers["content-type"] == "image/jxl" && r.headers["vary"] == "Accept")
+            let safari = daemon.get(target(origin, "/cat.jpg", "w=64"), headers: ["Accept": Self.safari])
+            #expect(safari.headers["content-type"] == "image/jxl" && safari.headers["vary"] == "Accept")
+            let firefox = daemon.get(target(origin, "/cat.jpg", "w=64"), headers: ["Accept": "image/avif,image/webp,*/*"])
+            #expect(firefox.headers["content-type"] == "image/webp" && firefox.headers["vary"] == "Accept")
         }
         try withDaemon({ $0.service.output.autoFormats = [.avif, .jxl] }) { daemon, origin in
             #expect(daemon.get(target(origin, "/cat.jpg", "w=64"),
@@ -291,7 +295,7 @@ import ThumbTestSupport
 struct JPEGXLConfigurationTests {
     @Test func keysAreReadAndPrinted() throws {
         let defaults = try DaemonConfiguration.parse(Array("{}".utf8))
-        #expect(!defaults.service.limits.jpegXLSources && defaults.service.output.autoFormats == [.webp])
+        #expect(!defaults.service.limits.jpegXLSources && defaults.service.output.autoFormats == [.jxl, .webp])
         let c = try DaemonConfiguration.parse(Array("""
             {"limits": {"jpegXLSources": true}, "output": {"autoFormats": ["jxl", "avif", "webp"]}}
             """.utf8))
