@@ -19,6 +19,12 @@ private final class Gate: Sendable {
     }
 }
 
+/// A count a hook raises from any thread.
+private final class Calls: Sendable {
+    private let count = Mutex(0)
+    func withLock<R>(_ body: (inout Int) -> R) -> R { count.withLock { body(&$0) } }
+}
+
 private final class Recorder: Sendable {
     private let state = Mutex<(order: [String], running: Int, maxRunning: Int, threads: Set<String>)>(([], 0, 0, []))
     func start(_ name: String) {
@@ -449,16 +455,23 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         #expect(clock.sleepers == 0 && idleCalls.withLock { $0 } == 1, "once")
     }
 
-    @Test func aJobStartingWithinTheIdleDelayCancelsThatIdleCall() async throws {
+    /// A one-worker queue on a manual clock whose one job has ended, its
+    /// idle check asleep for the second of `idleDelay`; the hook counts its calls.
+    private func queueWentIdle() throws -> (RenderQueue, ManualClock, Calls) {
         let clock = ManualClock()
-        let idleCalls = Mutex(0)
+        let idleCalls = Calls()
         let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 10, clock: clock, idleDelay: .seconds(1),
                                 whenIdle: { idleCalls.withLock { $0 += 1 } })
-        defer { queue.shutdown() }
         let done = DispatchSemaphore(value: 0)
         try queue.submit(cost: 1) { done.signal() }
         done.wait()
         #expect(waitUntil { clock.sleepers == 1 })
+        return (queue, clock, idleCalls)
+    }
+
+    @Test func aJobStartingWithinTheIdleDelayCancelsThatIdleCall() async throws {
+        let (queue, clock, idleCalls) = try queueWentIdle()
+        defer { queue.shutdown() }
         let cancelled = queue.idleCheck
         let gate = Gate()
         try gate.hold(queue)   // starts within the delay after the first job went idle
@@ -478,14 +491,7 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
     /// hook never runs for a queue that is gone; a job ending after it
     /// schedules none.
     @Test func shutdownEndsAPendingIdleCheckWithoutRunningTheHook() async throws {
-        let clock = ManualClock()
-        let idleCalls = Mutex(0)
-        let queue = RenderQueue(workers: 1, maxQueue: 10, memoryBudget: 10, clock: clock, idleDelay: .seconds(1),
-                                whenIdle: { idleCalls.withLock { $0 += 1 } })
-        let done = DispatchSemaphore(value: 0)
-        try queue.submit(cost: 1) { done.signal() }
-        done.wait()
-        #expect(waitUntil { clock.sleepers == 1 })
+        let (queue, clock, idleCalls) = try queueWentIdle()
         let check = queue.idleCheck
         let gate = Gate()
         try gate.hold(queue)   // a job still running when the queue shuts down
