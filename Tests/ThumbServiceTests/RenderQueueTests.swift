@@ -486,6 +486,25 @@ private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(10, conditi
         #expect(idleCalls.withLock { $0 } == 1)
     }
 
+    /// Each idle spell schedules a check; a new one ends the last, which a job
+    /// has run since: one task asleep at most, however often the queue drains.
+    @Test func aNewIdleCheckEndsTheLastOne() async throws {
+        let (queue, clock, idleCalls) = try queueWentIdle()
+        defer { queue.shutdown() }
+        let first = queue.idleCheck
+        #expect(first != nil)
+        for _ in 0..<3 {
+            let done = DispatchSemaphore(value: 0)
+            try queue.submit(cost: 1) { done.signal() }
+            done.wait()
+            #expect(waitUntil { queue.idleCheck != first && queue.statistics.active == 0 })
+        }
+        // Bounded: were the earlier checks left asleep, this would time out, not hang.
+        #expect(waitUntil { clock.sleepers == 1 }, "only the last check sleeps")
+        clock.advance(by: .seconds(1))
+        #expect(waitUntil { idleCalls.withLock { $0 } == 1 && clock.sleepers == 0 })
+    }
+
     /// `shutdown` ends a check still asleep on a clock nobody will move: no
     /// task outlives the queue (LeakSanitizer counts one at exit), and the
     /// hook never runs for a queue that is gone; a job ending after it

@@ -391,6 +391,9 @@ public final class RenderQueue: Sendable {
         // Made under the lock, so `idleCheck` names it before it can sleep.
         state.withLock { s in
             guard !s.stopping else { return }
+            // A new idle spell supersedes the last check, which a job has run since and so
+            // would find nothing to do: ended now, not left asleep on a clock nobody moves.
+            s.idleCheck?.cancel()
             s.idleCheck = Task.detached(priority: .utility) { [self, clock, idleDelay] in
                 do { try await clock.sleep(for: idleDelay) } catch { return }   // cancelled by `shutdown`
                 let stillIdle = state.withLock { $0.started == startedWhenIdle && $0.active == 0 }
