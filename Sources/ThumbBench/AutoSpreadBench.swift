@@ -51,13 +51,15 @@ enum AutoSpreadBench {
         return Source(name: (file as NSString).lastPathComponent, bytes: bytes, header: header, renditions: renditions)
     }
 
-    /// Bytes and score of `rendition` encoded at `q` as thumbd answers it.
+    /// Bytes and score of `rendition` encoded at `q` as thumbd answers it (QualityCorpus's scoring).
     static func outcome(_ rendition: Bitmap, format: OutputFormat, q: Int, name: String) -> (bytes: Int, score: Double) {
-        let reference = format == .jpeg ? rendition.flattened(onto: .white) : rendition
-        guard let encoded = try? ThumbnailPipeline.encode(reference, format: format, quality: q, background: nil) else {
-            QualityCorpus.fail("\(name): cannot encode \(format.rawValue) at q \(q)")
+        guard let corpusFormat = QualityCorpus.Format(rawValue: format.rawValue) else {
+            QualityCorpus.fail("\(format.rawValue) is not a lossy format")
         }
-        return (encoded.bytes.count, QualityCorpus.score(encoded.bytes, against: reference, name: name))
+        let measured = QualityCorpus.measure(QualityCorpus.Photo(name: name, rendition: rendition), format: corpusFormat) {
+            try ThumbnailPipeline.encode($0, format: format, quality: q, background: nil).bytes
+        }
+        return (measured.bytes, measured.score)
     }
 
     static func measure(_ sources: [Source], format: OutputFormat, target: Int) {

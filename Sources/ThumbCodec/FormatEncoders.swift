@@ -172,16 +172,6 @@ public enum JXLEncoder {
         }
     }
 
-    /// cjxl 0.7's `-q` mapping (libjxl 0.9's JxlEncoderDistanceFromQuality,
-    /// absent from 0.7): 0.1 + (100 − q)·0.09 from q 30 up, a quadratic below
-    /// (q 1 → 23.9). q 100 gives 0.1, libjxl's best lossy setting, not
-    /// lossless. Not thumbd's `q`: `QualityScale.jxl` is.
-    public static func distance(forQuality quality: Int) -> Float {
-        let q = Double(min(100, max(1, quality)))
-        let d = q >= 30 ? 0.1 + (100 - q) * 0.09 : 53.0 / 3000.0 * q * q - 23.0 / 20.0 * q + 25.0
-        return Float(d)
-    }
-
     /// `quality` is thumbd's `q`, through `QualityScale`.
     public static func encode(_ bitmap: Bitmap, quality: Int, effort: Int = defaultEffort,
                               deadline: RenderDeadline = .none) throws(CodecError) -> [UInt8] {

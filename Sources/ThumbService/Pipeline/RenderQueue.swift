@@ -395,7 +395,7 @@ public final class RenderQueue: Sendable {
             // would find nothing to do: ended now, not left asleep on a clock nobody moves.
             s.idleCheck?.cancel()
             s.idleCheck = Task.detached(priority: .utility) { [self, clock, idleDelay] in
-                do { try await clock.sleep(for: idleDelay) } catch { return }   // cancelled by `shutdown`
+                do { try await clock.sleep(for: idleDelay) } catch { return }   // cancelled: by `shutdown`, or a newer check
                 let stillIdle = state.withLock { $0.started == startedWhenIdle && $0.active == 0 }
                 if stillIdle { whenIdle() }
             }

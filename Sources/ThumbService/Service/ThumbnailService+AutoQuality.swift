@@ -20,8 +20,7 @@ extension ThumbnailService {
     /// from the shared store's sidecar), which the memory entry then holds.
     func knownAutoQuality(url: String, _ original: Original) -> [AutoQuality.Choice] {
         let sha = original.metadata.sha256
-        var choices: [AutoQuality.Choice] = []
-        if case .autoQuality(let remembered, sha)? = memory.get(.autoQuality(url: url)) { choices = remembered }
+        let choices = rememberedAutoQuality(url: url, sha256: sha)
         if let facts = knownFacts(url: url, original), !facts.autoQuality.isEmpty {
             let merged = AutoQuality.merged(facts.autoQuality, choices)
             if merged != choices {
@@ -38,9 +37,7 @@ extension ThumbnailService {
     func rememberAutoQuality(_ choice: AutoQuality.Choice, url: String, _ original: Original) {
         counters.withLock { $0.autoSearches += 1 }
         let sha = original.metadata.sha256
-        var choices: [AutoQuality.Choice] = []
-        if case .autoQuality(let remembered, sha)? = memory.get(.autoQuality(url: url)) { choices = remembered }
-        choices = AutoQuality.merged(choices, [choice])
+        let choices = AutoQuality.merged(rememberedAutoQuality(url: url, sha256: sha), [choice])
         memory.insert(.autoQuality(choices, originalSHA256: sha), for: .autoQuality(url: url))
         guard var facts = knownFacts(url: url, original) else { return }
         facts.autoQuality = AutoQuality.merged(facts.autoQuality, choices)
@@ -49,10 +46,18 @@ extension ThumbnailService {
 
     /// The results remembered in memory for `facts`' original, merged into them.
     func withRememberedAutoQuality(_ facts: OriginalFacts, url: String) -> OriginalFacts {
-        guard case .autoQuality(let remembered, facts.sha256)? = memory.get(.autoQuality(url: url)) else { return facts }
+        let remembered = rememberedAutoQuality(url: url, sha256: facts.sha256)
+        guard !remembered.isEmpty else { return facts }
         var merged = facts
         merged.autoQuality = AutoQuality.merged(facts.autoQuality, remembered)
         return merged
+    }
+
+    /// The results remembered in memory by `url` for the original of digest `sha256`
+    /// (none for another digest: the URL's original changed).
+    private func rememberedAutoQuality(url: String, sha256: String) -> [AutoQuality.Choice] {
+        guard case .autoQuality(let remembered, sha256)? = memory.get(.autoQuality(url: url)) else { return [] }
+        return remembered
     }
 }
 
