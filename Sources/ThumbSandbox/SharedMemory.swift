@@ -56,6 +56,10 @@ public enum SharedMemory {
         guard status.st_mode & S_IFMT == S_IFREG else { throw .system("fstat: not a regular file", EINVAL) }
         let size = Int(status.st_size)
         guard size <= maxBytes else { throw .tooLarge(size, limit: maxBytes) }
+        // An empty file is the empty array: `Array(unsafeUninitializedCapacity: 0)` writes its count
+        // into Swift's one shared empty-array storage, which ThreadSanitizer reports as a race with
+        // every other thread reading an empty array (found by a CI run).
+        if size == 0 { return [] }
         var failure: SandboxError?
         // Uninitialized: every byte is read into it, or it is thrown away.
         let content = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
